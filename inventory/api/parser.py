@@ -1,0 +1,87 @@
+"""Request parsing rules shared by every blueprint.
+
+webargs' stock JSON loading accepts what a careful API must refuse: NaN and
+Infinity, duplicate keys (the last silently wins), bodies that are not JSON at
+all (ignored). This parser makes those a 400 or 415 in the error format.
+"""
+import json
+
+import flask_smorest
+from marshmallow import RAISE
+from webargs import core
+from webargs.flaskparser import FlaskParser, abort
+
+MAX_JSON_DEPTH = 32
+
+
+def _no_duplicate_keys(pairs):
+    obj = {}
+    for key, value in pairs:
+        if key in obj:
+            raise ValueError(f"duplicate key {key!r}")
+        obj[key] = value
+    return obj
+
+
+def _no_constants(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _depth(value, limit):
+    """Depth of nested containers, stopping once past `limit`."""
+    stack = [(value, 1)]
+    deepest = 0
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def parse_json_body(data):
+    """Strict JSON: UTF-8, no duplicate keys, no NaN/Infinity, bounded depth.
+
+    Raises ValueError with a message fit for a client.
+    """
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"the body is not UTF-8 (byte {exc.start})") from None
+    try:
+        value = json.loads(text, object_pairs_hook=_no_duplicate_keys,
+                           parse_constant=_no_constants)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+    # ValueError from the hooks, or from integers too long to convert, passes up
+    if _depth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+class StrictParser(FlaskParser):
+    DEFAULT_UNKNOWN_BY_LOCATION = {**FlaskParser.DEFAULT_UNKNOWN_BY_LOCATION,
+                                   "query": RAISE, "querystring": RAISE}
+
+    def _raw_load_json(self, req):
+        body = req.get_data(cache=True)
+        if not body:
+            return core.missing  # an empty body is an empty object
+        if not core.is_json(req.mimetype):
+            abort(415, messages={"headers": {"content-type": [
+                "The body must be JSON (Content-Type: application/json)."]}})
+        try:
+            return parse_json_body(body)
+        except ValueError as exc:
+            abort(400, messages={"json": [str(exc)]})
+
+
+class Blueprint(flask_smorest.Blueprint):
+    """flask-smorest's Blueprint with the service's strict argument parser."""
+
+    ARGUMENTS_PARSER = StrictParser()

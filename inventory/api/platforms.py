@@ -1,0 +1,52 @@
+from flask import url_for
+from flask.views import MethodView
+
+from inventory.api.common import current_principal, list_page, platform_key
+from inventory.api.parser import Blueprint
+from inventory.store import get_store
+from schemas.common import DeleteArgsSchema, ListArgsSchema
+from schemas.platforms import KubePlatformListSchema, KubePlatformPatchSchema, KubePlatformSchema
+
+blp = Blueprint("kubeplatforms", __name__, url_prefix="/kubeplatforms",
+                description="KubePlatforms: a cloud and control plane provider of an organization.")
+
+IMMUTABLE = ("name", "organization")
+
+
+@blp.route("")
+class KubePlatforms(MethodView):
+    @blp.arguments(ListArgsSchema, location="query")
+    @blp.response(200, KubePlatformListSchema)
+    def get(self, args):
+        """List platforms, in name order"""
+        return list_page("kubeplatforms", args, get_store().platforms.list)
+
+    @blp.arguments(KubePlatformSchema)
+    @blp.response(201, KubePlatformSchema)
+    def post(self, body):
+        """Create a platform"""
+        platform = get_store().platforms.create(body, current_principal())
+        location = url_for(".KubePlatform", platform=platform["name"], _external=True)
+        return platform, 201, {"Location": location}
+
+
+@blp.route("/<platform>")
+class KubePlatform(MethodView):
+    @blp.response(200, KubePlatformSchema)
+    def get(self, platform):
+        """Read a platform"""
+        return get_store().platforms.get(platform_key(platform))
+
+    @blp.arguments(KubePlatformPatchSchema)
+    @blp.response(200, KubePlatformSchema)
+    def patch(self, changes, platform):
+        """Change some fields of a platform (not its name or organization)"""
+        immutable = {field: changes.pop(field) for field in IMMUTABLE if field in changes}
+        return get_store().platforms.update(platform_key(platform), changes,
+                                            current_principal(), immutable)
+
+    @blp.arguments(DeleteArgsSchema, location="query")
+    @blp.response(204)
+    def delete(self, args, platform):
+        """Delete a platform (with force=true, its clusters and their scans)"""
+        get_store().platforms.delete(platform_key(platform), force=args["force"])

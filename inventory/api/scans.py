@@ -1,0 +1,45 @@
+from flask import url_for
+from flask.views import MethodView
+
+from inventory.api.common import cluster_key, list_page, scan_key
+from inventory.api.parser import Blueprint
+from inventory.store import get_store
+from schemas.common import ListArgsSchema
+from schemas.scans import KubeClusterScanListSchema, KubeClusterScanSchema
+
+blp = Blueprint("kubeclusterscans", __name__, url_prefix="/kubeclusters",
+                description="Scans of a cluster, listed in `scanned_on` order.")
+
+
+@blp.route("/<cluster>/scans")
+class KubeClusterScans(MethodView):
+    @blp.arguments(ListArgsSchema, location="query")
+    @blp.response(200, KubeClusterScanListSchema)
+    def get(self, args, cluster):
+        """List the scans of a cluster, oldest first"""
+        store = get_store()
+        cluster_id = store.clusters.get(cluster_key(cluster))["id"]
+        return list_page(f"kubeclusters/{cluster_id}/scans", args,
+                         lambda tree, after, limit: store.scans.list_of_cluster(
+                             cluster_id, tree, after, limit))
+
+    @blp.arguments(KubeClusterScanSchema)
+    @blp.response(201, KubeClusterScanSchema)
+    def post(self, body, cluster):
+        """Record a scan of a cluster"""
+        store = get_store()
+        found = store.clusters.get(cluster_key(cluster))
+        scan = store.scans.create(found, body.get("scanned_on"))
+        location = url_for(".KubeClusterScan", cluster=found["name"], scan=scan["id"],
+                           _external=True)
+        return scan, 201, {"Location": location}
+
+
+@blp.route("/<cluster>/scans/<scan>")
+class KubeClusterScan(MethodView):
+    @blp.response(200, KubeClusterScanSchema)
+    def get(self, cluster, scan):
+        """Read one scan of a cluster"""
+        store = get_store()
+        found = store.clusters.get(cluster_key(cluster))
+        return store.scans.get_of_cluster(found["id"], scan_key(scan))

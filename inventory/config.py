@@ -1,0 +1,29 @@
+"""Configuration, read from the environment only (twelve-factor)."""
+import os
+
+
+def _flag(name, default="0"):
+    return os.environ.get(name, default).strip().lower() in {"1", "true", "yes", "on"}
+
+
+class Config:
+    """Settings for one app instance; `create_app(config)` takes an instance."""
+
+    def __init__(self, **overrides):
+        # Unset or empty MONGODB_URI selects the embedded in-memory store.
+        self.MONGODB_URI = os.environ.get("MONGODB_URI") or None
+        self.MONGODB_DB = os.environ.get("MONGODB_DB") or None
+        # Signs continuation tokens. On MongoDB, when unset, one key is
+        # generated and kept in the database so every worker agrees on it.
+        self.SECRET_KEY = os.environ.get("SECRET_KEY") or None
+        # Honour X-Forwarded-Proto/-Host only behind a proxy that sets them
+        # (a PaaS router); otherwise a client could forge the $schema URLs.
+        self.TRUST_PROXY = _flag("TRUST_PROXY")
+        self.MAX_CONTENT_LENGTH = 1024 * 1024
+        self.TESTING = False
+        for key, value in overrides.items():
+            setattr(self, key, value)
+
+    @property
+    def embedded(self):
+        return self.MONGODB_URI is None

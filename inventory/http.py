@@ -1,0 +1,41 @@
+"""Request plumbing: trailing slashes, proxies, request ids, Link headers."""
+import uuid
+
+from flask import g
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from inventory.schema_urls import add_link_header
+
+
+class IgnoreTrailingSlash:
+    """Serve `/path/` exactly as `/path`, with no redirect (the contract)."""
+
+    def __init__(self, wsgi_app):
+        self.wsgi_app = wsgi_app
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if len(path) > 1 and path.endswith("/"):
+            environ["PATH_INFO"] = path.rstrip("/") or "/"
+        return self.wsgi_app(environ, start_response)
+
+
+def _start_request():
+    g.request_id = str(uuid.uuid4())
+
+
+def _finish_response(response):
+    response.headers["X-Request-ID"] = g.get("request_id", "")
+    if response.status_code == 204:
+        response.headers.pop("Content-Type", None)  # no body, so no type
+    return add_link_header(response)
+
+
+def init_app(app, config):
+    wsgi_app = IgnoreTrailingSlash(app.wsgi_app)
+    if config.TRUST_PROXY:
+        # one proxy hop (the PaaS router) may set the scheme and host
+        wsgi_app = ProxyFix(wsgi_app, x_for=1, x_proto=1, x_host=1, x_port=1)
+    app.wsgi_app = wsgi_app
+    app.before_request(_start_request)
+    app.after_request(_finish_response)

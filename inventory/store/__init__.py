@@ -1,0 +1,93 @@
+"""The data layer: the only code that imports pymongo or knows `_id`.
+
+`MONGODB_URI` set: a real MongoDB. Unset: an in-memory mongomock database
+that lives and dies with this process.
+"""
+import logging
+import secrets
+
+import click
+import pymongo
+from flask import current_app
+from pymongo import ASCENDING
+
+from inventory.store.base import Page  # noqa: F401  (part of the store's interface)
+from inventory.store.resources import ClusterStore, OrganizationStore, PlatformStore, ScanStore
+
+log = logging.getLogger(__name__)
+
+INDEXES = {
+    # collection: [(keys, options)]
+    "platforms": [([("organization", ASCENDING), ("_id", ASCENDING)], {})],
+    "clusters": [([("id", ASCENDING)], {"unique": True}),
+                 ([("platform", ASCENDING), ("_id", ASCENDING)], {}),
+                 ([("organization", ASCENDING), ("_id", ASCENDING)], {})],
+    "scans": [([("id", ASCENDING)], {"unique": True})],
+}
+
+
+def connect(config):
+    """The database named by the config; the client is safe to fork with."""
+    if config.MONGODB_URI:
+        # connect=False: no sockets before gunicorn forks its workers.
+        # Short timeouts: an unreachable database answers 503 in seconds, not 30.
+        client = pymongo.MongoClient(
+            config.MONGODB_URI, connect=False, appname="cluster-inventory",
+            serverSelectionTimeoutMS=5000, connectTimeoutMS=5000, socketTimeoutMS=10000)
+        return client.get_default_database(default=config.MONGODB_DB or "inventory")
+    import mongomock_ng  # only local runs and tests need it
+
+    return mongomock_ng.MongoClient()[config.MONGODB_DB or "inventory"]
+
+
+class Store:
+    """The four resource collections over one database."""
+
+    def __init__(self, db):
+        self.db = db
+        self.organizations = OrganizationStore(db)
+        self.platforms = PlatformStore(db)
+        self.clusters = ClusterStore(db)
+        self.scans = ScanStore(db)
+        # parents and children, for references and cascading deletes
+        self.organizations.children = self.platforms
+        self.platforms.organizations = self.organizations
+        self.platforms.children = self.clusters
+        self.clusters.platforms = self.platforms
+        self.clusters.children = self.scans
+        self.scans.clusters = self.clusters
+
+    def create_indexes(self):
+        for name, indexes in INDEXES.items():
+            for keys, options in indexes:
+                self.db[name].create_index(keys, **options)
+
+    def ping(self):
+        self.db.command("ping")
+
+    def signing_key(self):
+        """A random key kept in the database, made once, shared by all workers."""
+        doc = self.db.settings.find_one_and_update(
+            {"_id": "signing-key"}, {"$setOnInsert": {"value": secrets.token_hex(32)}},
+            upsert=True, return_document=pymongo.ReturnDocument.AFTER)
+        return doc["value"]
+
+
+def get_store():
+    return current_app.extensions["inventory.store"]
+
+
+@click.command("create-indexes")
+def create_indexes_command():
+    """Create the database's indexes (the Procfile's release step)."""
+    get_store().create_indexes()
+    click.echo("Indexes created.")
+
+
+def init_app(app, config):
+    store = Store(connect(config))
+    app.extensions["inventory.store"] = store
+    if config.embedded:
+        store.create_indexes()  # no release step runs for an in-memory database
+    app.cli.add_command(create_indexes_command)
+    return store

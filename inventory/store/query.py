@@ -1,0 +1,151 @@
+"""Compiles a parsed filter (`inventory.filtering`) into a MongoDB query.
+
+Only the operators in `EMITTED_OPERATORS` are ever produced, each from the
+tree's structure; a value from the user is only ever a literal operand
+(`$eq`, `$lt`, ...), never a key, an operator, a regex or code. A prefix
+match (`"Acme*"`) becomes a range (`$gte "Acme"`, `$lt "Acmf"`) rather than
+a regex, so there is nothing to escape and the index can serve it.
+"""
+import re
+from datetime import datetime, timezone
+
+from inventory.filtering import Comparison, Logical, Not, filter_error
+
+EMITTED_OPERATORS = frozenset({"$and", "$or", "$nor", "$not", "$eq", "$ne", "$lt", "$lte",
+                               "$gt", "$gte", "$exists"})
+LABEL_KEY_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
+_VERSION_RE = re.compile(r"^v?(\d{1,4})(?:\.(\d{1,4}))?(?:\.(\d{1,6}))?(?:[-+].*)?$")
+_RANGE_OPS = {"<": "$lt", "<=": "$lte", ">": "$gt", ">=": "$gte"}
+
+
+def version_parts(text):
+    """(major, minor, patch) of `v1.31.2-eks-1234`-like text, or None."""
+    match = _VERSION_RE.match(text) if isinstance(text, str) else None
+    if match is None:
+        return None
+    return tuple(int(part or 0) for part in match.groups())
+
+
+def version_key(text):
+    """A string that sorts as the version does: `0001.0031.000002` for 1.31.2.
+
+    Build and pre-release suffixes (`-eks-1234`) are ignored: v1.31.2-eks-1234
+    is 1.31.2, which is what an operator planning upgrades means.
+    """
+    parts = version_parts(text)
+    return None if parts is None else "%04d.%04d.%06d" % parts
+
+
+def _timestamp(text):
+    """An RFC 3339 instant in the stored form (UTC, milliseconds, Z), or None."""
+    try:
+        moment = datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None or "T" not in text.upper():
+        return None
+    moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def _successor(prefix):
+    """The least string greater than every string starting with `prefix`."""
+    while prefix:
+        code = ord(prefix[-1]) + 1
+        if code == 0xD800:
+            code = 0xE000  # surrogates cannot be stored
+        if code <= 0x10FFFF:
+            return prefix[:-1] + chr(code)
+        prefix = prefix[:-1]
+    return None
+
+
+class FilterCompiler:
+    """Compiles trees for one resource: `fields` maps API names to types
+    (string, timestamp, integer, version, labels); `stored_name` maps an API
+    name to its stored path."""
+
+    def __init__(self, fields, stored_name):
+        self.fields = fields
+        self.stored_name = stored_name
+
+    def compile(self, tree):
+        if isinstance(tree, Logical):
+            return {"$and" if tree.op == "AND" else "$or":
+                    [self.compile(operand) for operand in tree.operands]}
+        if isinstance(tree, Not):
+            return {"$nor": [self.compile(tree.operand)]}
+        return self._comparison(tree)
+
+    def _field_type(self, node):
+        field = node.field
+        if field in self.fields:
+            return self.fields[field]
+        head, _, key = field.partition(".")
+        if self.fields.get(head) == "labels":
+            if not LABEL_KEY_RE.match(key):
+                raise filter_error(f"{key!r} is not a label key", node.text, node.position)
+            return "string"
+        known = ", ".join(sorted(self.fields))
+        raise filter_error(f"unknown field {field!r} (fields: {known})", node.text, node.position)
+
+    def _comparison(self, node):
+        kind = self._field_type(node)
+        if kind == "labels":
+            return self._has_label(node)
+        path = self.stored_name(node.field)
+        if node.prefix and node.op not in ("=", "!=", ":"):
+            raise filter_error("a prefix (*) works only with =, != and :", node.text, node.position)
+        value = getattr(self, f"_{kind}_value")(node)
+        if node.prefix:
+            low, high = value
+            bounds = {"$gte": low, **({"$lt": high} if high is not None else {})}
+            return {path: {"$not": bounds}} if node.op == "!=" else {path: bounds}
+        if node.op in ("=", ":"):
+            return {path: {"$eq": value}}
+        if node.op == "!=":
+            return {path: {"$ne": value}}
+        return {path: {_RANGE_OPS[node.op]: value}}
+
+    def _has_label(self, node):
+        if node.op != ":" or not isinstance(node.value, str) or node.prefix:
+            raise filter_error("labels is a map: compare one label (labels.team=\"core\") "
+                               "or ask whether it exists (labels:team)", node.text, node.position)
+        if not LABEL_KEY_RE.match(node.value):
+            raise filter_error(f"{node.value!r} is not a label key", node.text, node.position)
+        return {f"{self.stored_name(node.field)}.{node.value}": {"$exists": True}}
+
+    def _mismatch(self, node, wanted):
+        return filter_error(f"{node.field} is {wanted}; {node.value!r} is not",
+                            node.text, node.position)
+
+    def _string_value(self, node):
+        if not isinstance(node.value, str):
+            raise self._mismatch(node, "a string: quote the value")
+        return (node.value, _successor(node.value)) if node.prefix else node.value
+
+    def _timestamp_value(self, node):
+        if not isinstance(node.value, str):
+            raise self._mismatch(node, "an RFC 3339 timestamp in quotes")
+        if node.prefix:  # "2026-11*": the stored form starts the same way
+            return node.value, _successor(node.value)
+        instant = _timestamp(node.value)
+        if instant is None:
+            raise self._mismatch(node, 'an RFC 3339 timestamp such as "2026-11-01T00:00:00Z"')
+        return instant
+
+    def _integer_value(self, node):
+        if isinstance(node.value, bool) or not isinstance(node.value, int):
+            raise self._mismatch(node, "an integer")
+        return node.value
+
+    def _version_value(self, node):
+        parts = version_parts(node.value)
+        if parts is None:
+            raise self._mismatch(node, 'a version in quotes, such as "1.31" or "v1.31.2"')
+        if node.prefix:  # "1.31*": every 1.31.x
+            given = node.value.lstrip("v").count(".") + 1
+            upper = list(parts[:given])
+            upper[-1] += 1
+            return version_key(node.value), "%04d.%04d.%06d" % tuple(upper + [0] * (3 - given))
+        return version_key(node.value)

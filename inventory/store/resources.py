@@ -1,0 +1,144 @@
+"""The four resource collections and their data rules."""
+import time
+
+from inventory.errors import NotFound, Unprocessable
+from inventory.ids import new_id
+from inventory.store.base import LIVE, ResourceStore
+from inventory.store.query import version_key
+
+AUDIT_FIELDS = {"created_by": "string", "created_on": "timestamp",
+                "last_modified_by": "string", "last_modified_on": "timestamp"}
+
+
+class OrganizationStore(ResourceStore):
+    collection_name = "organizations"
+    kind = "organization"
+    key_field = "id"
+    child_field = "organization"
+    filter_fields = {"id": "string", "title": "string", "description": "string", **AUDIT_FIELDS}
+
+    def create(self, body, principal):
+        doc = {"_id": new_id("org"), **body, **self.audit_new(principal)}
+        self.insert(doc)
+        return self.to_api(doc)
+
+
+class PlatformStore(ResourceStore):
+    collection_name = "platforms"
+    kind = "platform"
+    key_field = "name"
+    child_field = "platform"
+    filter_fields = {"name": "string", "organization": "string", "title": "string",
+                     "description": "string", "control_plane.provider": "string",
+                     "infrastructure.cloud.provider": "string", **AUDIT_FIELDS}
+    organizations = None  # the parent collection, set by Store
+
+    def create(self, body, principal):
+        org = body["organization"]
+        if not self.organizations.is_live(org):
+            raise Unprocessable("body.organization", "No such organization.", org)
+        doc = {"_id": body["name"], **{k: v for k, v in body.items() if k != "name"},
+               **self.audit_new(principal)}
+        self.insert_under(doc, self.organizations, org, Unprocessable(
+            "body.organization", "The organization was deleted meanwhile.", org))
+        return self.to_api(doc)
+
+
+class ClusterStore(ResourceStore):
+    collection_name = "clusters"
+    kind = "cluster"
+    key_field = "name"
+    filter_fields = {"name": "string", "id": "string", "platform": "string",
+                     "organization": "string", "environment": "string",
+                     "version": "version", "title": "string", "description": "string",
+                     "labels": "labels", "last_scanned_on": "integer", **AUDIT_FIELDS}
+    platforms = None  # the parent collection, set by Store
+
+    def stored_name(self, field):
+        # versions compare through a sortable key kept beside them
+        return "_version_key" if field == "version" else super().stored_name(field)
+
+    def key_filter(self, key):
+        # Addressable by slug or by `k8scl_` id; slugs cannot contain "_".
+        return {"id": key} if key.startswith("k8scl_") else {"_id": key}
+
+    def to_api(self, doc):
+        record = super().to_api(doc)
+        record.setdefault("last_scanned_on", None)
+        return record
+
+    def create(self, body, principal):
+        platform_name = body["platform"]
+        platform = self.platforms.find(platform_name)
+        if platform is None:
+            raise Unprocessable("body.platform", "No such platform.", platform_name)
+        doc = {"_id": body["name"], "id": new_id("k8scl"),
+               **{k: v for k, v in body.items() if k != "name"},
+               "organization": platform["organization"], **self.audit_new(principal),
+               "_version_key": version_key(body["version"])}
+        self.insert_under(doc, self.platforms, platform_name, Unprocessable(
+            "body.platform", "The platform was deleted meanwhile.", platform_name))
+        return self.to_api(doc)
+
+    def update(self, key, changes, principal, immutable=None):
+        if "version" in changes:
+            changes = {**changes, "_version_key": version_key(changes["version"])}
+        return super().update(key, changes, principal, immutable)
+
+    def has_children(self, stored_key):
+        return False  # scans always go with their cluster
+
+    def delete_children(self, docs):
+        for doc in docs:
+            self.children.delete_of_cluster(doc["id"])
+
+    def record_scan_time(self, cluster_key, scanned_on):
+        """Raise `last_scanned_on` to `scanned_on`; False if the cluster is gone."""
+        result = self.collection.update_one({**self.key_filter(cluster_key), **LIVE},
+                                            {"$max": {"last_scanned_on": scanned_on}})
+        return result.matched_count == 1
+
+
+class ScanStore(ResourceStore):
+    """Scans, keyed `{cluster id}/{scanned_on, 12 digits}/{scan id}` so that a
+    range on `_id` walks one cluster's scans in `scanned_on` order."""
+
+    collection_name = "scans"
+    kind = "scan"
+    key_field = "_key"  # scans are never addressed by key; to_api drops it
+    filter_fields = {"id": "string", "cluster": "string", "scanned_on": "integer"}
+    clusters = None  # the parent collection, set by Store
+
+    def to_api(self, doc):
+        return {"id": doc["id"], "cluster": doc["cluster"], "scanned_on": doc["scanned_on"]}
+
+    @staticmethod
+    def key_range(cluster_id):
+        # "/" < "0" in ASCII: every key of this cluster lies strictly between
+        return f"{cluster_id}/", f"{cluster_id}0"
+
+    def list_of_cluster(self, cluster_id, tree, after, limit):
+        lower, upper = self.key_range(cluster_id)
+        return self.find_page(self.compile_filter(tree), after, limit, lower=lower, upper=upper)
+
+    def get_of_cluster(self, cluster_id, scan_id):
+        doc = self.collection.find_one({"id": scan_id, "cluster": cluster_id})
+        if doc is None:
+            raise NotFound(f"No scan {scan_id!r} of this cluster.")
+        return self.to_api(doc)
+
+    def create(self, cluster, scanned_on=None):
+        scanned_on = int(time.time()) if scanned_on is None else scanned_on
+        scan_id = new_id("k8scs")
+        doc = {"_id": f"{cluster['id']}/{scanned_on:012d}/{scan_id}", "id": scan_id,
+               "cluster": cluster["id"], "scanned_on": scanned_on}
+        self.insert(doc)
+        # The cluster's update doubles as the check that it still exists.
+        if not self.clusters.record_scan_time(cluster["name"], scanned_on):
+            self.collection.delete_one({"_id": doc["_id"]})
+            raise NotFound(f"No cluster {cluster['name']!r}.")
+        return self.to_api(doc)
+
+    def delete_of_cluster(self, cluster_id):
+        lower, upper = self.key_range(cluster_id)
+        self.collection.delete_many({"_id": {"$gt": lower, "$lt": upper}})

@@ -1,0 +1,1 @@
+"""marshmallow schemas: the shape and validation of every body and argument."""

@@ -1,0 +1,66 @@
+"""Field types with the service's input rules, shared by every schema."""
+import re
+
+from marshmallow import ValidationError, fields, validate
+
+from inventory.ids import SLUG_RE
+
+# C0/C1 control characters other than tab, newline and carriage return
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROL_OR_BREAK = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+SLUG_DESCRIPTION = ("An RFC 1123 DNS label: 1 to 63 characters of a-z, 0-9 and '-', "
+                    "starting and ending with a letter or digit.")
+LABEL_KEY_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
+MAX_LABELS = 64
+
+
+class Text(fields.String):
+    """A string with a length limit and no control characters.
+
+    Single-line text (names, titles) refuses line breaks too; `multiline`
+    text (descriptions) allows tab, newline and carriage return.
+    """
+
+    def __init__(self, max_length, *, min_length=0, multiline=False, **kwargs):
+        self._control = _CONTROL if multiline else _CONTROL_OR_BREAK
+        validators = [validate.Length(min=min_length, max=max_length), self._no_control]
+        metadata = {"maxLength": max_length, **kwargs.pop("metadata", {})}
+        if min_length:
+            metadata["minLength"] = min_length
+        super().__init__(validate=validators, metadata=metadata, **kwargs)
+
+    def _no_control(self, value):
+        if self._control.search(value):
+            raise ValidationError("Must not contain control characters.")
+
+
+class Slug(fields.String):
+    def __init__(self, **kwargs):
+        metadata = {"description": SLUG_DESCRIPTION, "pattern": SLUG_RE.pattern,
+                    "maxLength": 63, **kwargs.pop("metadata", {})}
+        super().__init__(
+            validate=validate.Regexp(SLUG_RE, error="Must be an RFC 1123 DNS label "
+                                     "(1-63 of a-z, 0-9, '-'; letter or digit at both ends)."),
+            metadata=metadata, **kwargs)
+
+
+class Labels(fields.Dict):
+    """A string-to-string map with bounded keys, values and size.
+
+    Keys are restricted so that `labels.<key>` is unambiguous in filters and
+    in MongoDB paths (no dots, no `$`).
+    """
+
+    def __init__(self, *, allow_null_values=False, **kwargs):
+        metadata = {"description": f"At most {MAX_LABELS} labels; keys of 1-63 letters, "
+                    "digits, '-' and '_' (letter or digit at both ends); values up to 256 "
+                    "characters.", **kwargs.pop("metadata", {})}
+        super().__init__(
+            keys=fields.String(validate=validate.Regexp(
+                LABEL_KEY_RE, error="Label keys are 1-63 letters, digits, '-' and '_', "
+                "starting and ending with a letter or digit.")),
+            values=Text(256, allow_none=allow_null_values),
+            validate=validate.Length(max=MAX_LABELS,
+                                     error=f"At most {MAX_LABELS} labels."),
+            metadata=metadata, **kwargs)

@@ -1,0 +1,45 @@
+from marshmallow import Schema, fields, validate
+
+from inventory.ids import ORG_ID_RE
+
+from schemas.common import BodySchema, audit_fields, envelope
+from schemas.fields import Slug, Text
+
+
+class ControlPlaneSchema(Schema):
+    provider = Text(63, min_length=1, required=True,
+                    metadata={"description": "Control plane provider, e.g. `eks`, `gke`, "
+                              "`aks`, `kubeadm`, `openshift`."})
+
+
+class CloudSchema(Schema):
+    provider = Text(63, min_length=1, required=True,
+                    metadata={"description": "Cloud provider, e.g. `aws`, `gcp`, `azure`, `on-prem`."})
+
+
+class InfrastructureSchema(Schema):
+    cloud = fields.Nested(CloudSchema, required=True)
+
+
+class KubePlatformSchema(BodySchema):
+    """A cloud and control plane provider pairing owned by one organization."""
+
+    SCHEMA_NAME = "KubePlatform"
+    name = Slug(required=True, metadata={"description": "The platform's slug, unique in the "
+                                         "deployment; cannot be changed."})
+    organization = fields.String(required=True, validate=validate.Regexp(
+        ORG_ID_RE, error="Must be an organization id (org_ followed by a UUID)."), metadata={
+        "description": "Id of the owning organization (`org_...`); cannot be changed."})
+    title = Text(200, load_default="")
+    description = Text(2000, multiline=True, load_default="")
+    control_plane = fields.Nested(ControlPlaneSchema, required=True)
+    infrastructure = fields.Nested(InfrastructureSchema, required=True)
+    created_by, created_on, last_modified_by, last_modified_on = audit_fields()
+
+
+class KubePlatformPatchSchema(KubePlatformSchema):
+    def __init__(self, **kwargs):
+        super().__init__(partial=True, **kwargs)
+
+
+KubePlatformListSchema = envelope("KubePlatformList", KubePlatformSchema)

@@ -1,0 +1,20 @@
+from marshmallow import fields, validate
+
+from schemas.common import BodySchema, envelope
+
+MAX_SCANNED_ON = 253402300799  # 9999-12-31T23:59:59Z
+
+
+class KubeClusterScanSchema(BodySchema):
+    """One scan of a cluster."""
+
+    SCHEMA_NAME = "KubeClusterScan"
+    id = fields.String(dump_only=True, metadata={"description": "`k8scs_` + a UUID."})
+    cluster = fields.String(dump_only=True, metadata={"description": "The scanned cluster's `k8scl_` id."})
+    scanned_on = fields.Integer(
+        strict=True, validate=validate.Range(min=0, max=MAX_SCANNED_ON),
+        metadata={"description": "Time of the scan in seconds since the Unix epoch (UTC); "
+                  "now when omitted."})
+
+
+KubeClusterScanListSchema = envelope("KubeClusterScanList", KubeClusterScanSchema)
