@@ -1,0 +1,118 @@
+"""Fixtures: a fresh app per test, on the embedded store by default or, when
+MONGODB_URI is set, on a throwaway database of that server."""
+import os
+import uuid
+
+import pytest
+
+from app import create_app
+from inventory.config import Config
+
+REAL_MONGO = bool(os.environ.get("MONGODB_URI"))
+
+
+@pytest.fixture
+def config():
+    overrides = {"TESTING": True}
+    if REAL_MONGO:
+        overrides["MONGODB_DB"] = f"inventory_test_{uuid.uuid4().hex[:12]}"
+    return Config(**overrides)
+
+
+@pytest.fixture
+def app(config):
+    app = create_app(config)
+    store = app.extensions["inventory.store"]
+    if REAL_MONGO:
+        store.create_indexes()
+    yield app
+    if REAL_MONGO:
+        store.db.client.drop_database(store.db.name)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+@pytest.fixture
+def store(app):
+    return app.extensions["inventory.store"]
+
+
+class Inventory:
+    """Creates records through the API, asserting each create succeeded."""
+
+    def __init__(self, client):
+        self.client = client
+        self._count = 0
+
+    def _post(self, path, body):
+        response = self.client.post(path, json=body)
+        assert response.status_code == 201, response.get_json()
+        return response.get_json()
+
+    def _name(self, stem):
+        self._count += 1
+        return f"{stem}-{self._count}"
+
+    def org(self, title="Acme", **fields):
+        return self._post("/organizations", {"title": title, **fields})
+
+    def platform(self, org=None, name=None, **fields):
+        org = org or self.org()["id"]
+        body = {"name": name or self._name("platform"), "organization": org,
+                "control_plane": {"provider": "eks"},
+                "infrastructure": {"cloud": {"provider": "aws"}}, **fields}
+        return self._post("/kubeplatforms", body)
+
+    def cluster(self, platform=None, name=None, **fields):
+        platform = platform or self.platform()["name"]
+        body = {"name": name or self._name("cluster"), "platform": platform,
+                "environment": "production", "version": "1.31.2", **fields}
+        return self._post("/kubeclusters", body)
+
+    def scan(self, cluster, scanned_on=None):
+        body = {} if scanned_on is None else {"scanned_on": scanned_on}
+        return self._post(f"/kubeclusters/{cluster}/scans", body)
+
+
+@pytest.fixture
+def inventory(client):
+    return Inventory(client)
+
+
+def assert_problem(response, status, location=None):
+    """The response is the interface's error body with `status`; returns it."""
+    assert response.status_code == status
+    assert response.mimetype == "application/problem+json"
+    body = response.get_json()
+    assert set(body) == {"$schema", "status", "title", "detail", "type", "instance", "errors"}
+    assert body["status"] == status
+    assert body["instance"].startswith("urn:uuid:")
+    assert body["$schema"].endswith("/schemas/Error.json")
+    if location is not None:
+        assert location in [e["location"] for e in body["errors"]], body
+    return body
+
+
+def walk(client, path, **params):
+    """Every record of a list, page by page; asserts no empty page follows."""
+    records, token, pages = [], None, 0
+    while True:
+        query = dict(params, **({"continue": token} if token else {}))
+        response = client.get(path, query_string=query)
+        assert response.status_code == 200, response.get_json()
+        body = response.get_json()
+        pages += 1
+        token = body["pagination"]["continue"]
+        if token:
+            assert body["results"], "a page with a continue token must not be empty"
+        records.extend(body["results"])
+        if not token:
+            return records, pages
