@@ -9,6 +9,7 @@ import secrets
 import click
 import pymongo
 from flask import current_app
+from flask.cli import with_appcontext
 from pymongo import ASCENDING
 
 from inventory.store.base import Page  # noqa: F401  (part of the store's interface)
@@ -78,6 +79,7 @@ def get_store():
 
 
 @click.command("create-indexes")
+@with_appcontext
 def create_indexes_command():
     """Create the database's indexes (the Procfile's release step)."""
     get_store().create_indexes()

@@ -1,0 +1,76 @@
+"""`$schema`, Link headers, served JSON Schemas, trailing slashes, health."""
+import pytest
+
+from inventory.config import Config
+
+
+def test_record_schema_url_is_absolute_and_linked(client, inventory):
+    org = inventory.org()
+    response = client.get(f"/organizations/{org['id']}", base_url="https://inv.example.com")
+    url = "https://inv.example.com/schemas/Organization.json"
+    assert response.get_json()["$schema"] == url
+    assert response.headers["Link"] == f'<{url}>; rel="describedBy"'
+
+
+def test_forwarded_headers_are_ignored_unless_trusted(client):
+    response = client.get("/organizations", headers={"X-Forwarded-Proto": "https",
+                                                     "X-Forwarded-Host": "evil.example"})
+    assert response.get_json()["$schema"] == "http://localhost/schemas/OrganizationList.json"
+
+
+def test_forwarded_headers_are_honoured_behind_a_trusted_proxy(config):
+    from app import create_app
+
+    config.TRUST_PROXY = True
+    client = create_app(config).test_client()
+    response = client.get("/organizations", headers={"X-Forwarded-Proto": "https",
+                                                     "X-Forwarded-Host": "inv.example.com"})
+    assert response.get_json()["$schema"] == "https://inv.example.com/schemas/OrganizationList.json"
+
+
+@pytest.mark.parametrize("name", ["Organization", "KubePlatform", "KubeCluster", "KubeClusterScan",
+                                  "OrganizationList", "KubePlatformList", "KubeClusterList",
+                                  "KubeClusterScanList", "Error"])
+def test_every_schema_named_in_a_body_is_served(client, name):
+    response = client.get(f"/schemas/{name}.json")
+    assert response.status_code == 200
+    schema = response.get_json()
+    assert schema["$id"] == f"http://localhost/schemas/{name}.json"
+    assert schema["type"] == "object"
+    assert "#/components" not in response.get_data(as_text=True)
+
+
+def test_unknown_schema_is_404(client):
+    assert client.get("/schemas/Nope.json").status_code == 404
+
+
+def test_error_body_names_its_schema_too(client):
+    response = client.get("/nope")
+    assert response.headers["Link"] == '<http://localhost/schemas/Error.json>; rel="describedBy"'
+
+
+@pytest.mark.parametrize("path", ["/organizations", "/organizations/", "/healthz/"])
+def test_paths_answer_with_and_without_trailing_slash_without_redirect(client, path):
+    assert client.get(path).status_code == 200
+
+
+def test_health_and_readiness(client):
+    assert client.get("/healthz").get_json() == {"status": "ok"}
+    assert client.get("/readyz").get_json() == {"status": "ok"}
+
+
+def test_openapi_document_is_3_1_and_lists_every_route(client):
+    spec = client.get("/openapi.json").get_json()
+    assert spec["openapi"].startswith("3.1")
+    for path in ("/organizations", "/organizations/{org}", "/kubeplatforms",
+                 "/kubeplatforms/{platform}", "/kubeclusters", "/kubeclusters/{cluster}",
+                 "/kubeclusters/{cluster}/scans"):
+        assert path in spec["paths"], path
+
+
+def test_config_reads_the_environment(monkeypatch):
+    monkeypatch.setenv("MONGODB_URI", "mongodb://db.example:27017/inv")
+    monkeypatch.setenv("TRUST_PROXY", "true")
+    config = Config()
+    assert config.MONGODB_URI == "mongodb://db.example:27017/inv" and config.TRUST_PROXY
+    assert not config.embedded

@@ -1,0 +1,83 @@
+"""Every failure, of any route and cause, answers with the interface's error body."""
+import pytest
+
+from tests.conftest import assert_problem
+
+
+def test_unknown_route_is_404_problem(client):
+    body = assert_problem(client.get("/no/such/route"), 404)
+    assert body["title"] == "Not Found" and body["type"] == "about:blank"
+
+
+def test_wrong_method_is_405_with_allow(client):
+    response = client.put("/organizations")
+    assert_problem(response, 405)
+    assert set(response.headers["Allow"].split(", ")) >= {"GET", "POST"}
+
+
+def test_malformed_json_is_400(client):
+    body = assert_problem(client.post("/organizations", data="{bad",
+                                      content_type="application/json"), 400)
+    assert body["errors"][0]["location"] == "body"
+
+
+@pytest.mark.parametrize("payload", [
+    b'{"title": "a", "title": "b"}',       # duplicate keys
+    b'{"title": NaN}',
+    b'{"title": Infinity}',
+    b'{"title": "\xff\xfe"}',              # not UTF-8
+    b"[" * 100 + b"]" * 100,               # nested too deep
+    b'{"title": 1' + b"0" * 5000 + b"}",   # an integer too long to read
+])
+def test_hostile_json_is_400(client, payload):
+    assert_problem(client.post("/organizations", data=payload, content_type="application/json"), 400)
+
+
+def test_body_that_is_not_json_is_415(client):
+    body = assert_problem(client.post("/organizations", data="title=x",
+                                      content_type="application/x-www-form-urlencoded"), 415)
+    assert body["errors"][0]["location"] == "header.content-type"
+
+
+def test_json_that_is_not_an_object_is_422(client):
+    assert_problem(client.post("/organizations", json=["title"]), 422)
+
+
+def test_body_over_one_mebibyte_is_413(client):
+    payload = b'{"title": "' + b"x" * (1024 * 1024) + b'"}'
+    assert_problem(client.post("/organizations", data=payload, content_type="application/json"), 413)
+
+
+def test_422_has_one_entry_per_problem_with_the_value(client):
+    body = assert_problem(client.post("/organizations", json={"title": "", "extra": [1]}), 422)
+    entries = {e["location"]: e for e in body["errors"]}
+    assert set(entries) == {"body.title", "body.extra"}
+    assert entries["body.extra"]["value"] == [1] and entries["body.title"]["value"] == ""
+    assert all(e["message"] for e in body["errors"])
+
+
+def test_unexpected_error_is_500_revealing_nothing(app, client, monkeypatch):
+    store = app.extensions["inventory.store"]
+
+    def explode(*_args, **_kwargs):
+        raise RuntimeError("secret internals at /srv/inventory/store.py line 42")
+
+    monkeypatch.setattr(store.organizations, "list", explode)
+    response = client.get("/organizations")
+    body = assert_problem(response, 500)
+    assert "secret" not in response.get_data(as_text=True)
+    assert "store.py" not in response.get_data(as_text=True)
+    assert body["errors"] == []
+
+
+def test_error_instance_is_the_request_id(client):
+    response = client.get("/no/such/route")
+    body = assert_problem(response, 404)
+    assert body["instance"] == f"urn:uuid:{response.headers['X-Request-ID']}"
+
+
+def test_flask_smorest_error_format_never_appears(client):
+    for response in (client.get("/organizations?limit=x"), client.get("/nope"),
+                     client.post("/organizations", json={})):
+        body = response.get_json()
+        assert "code" not in body and "message" not in body

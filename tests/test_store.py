@@ -1,0 +1,138 @@
+"""The store on its own: its data rules, without HTTP."""
+import pytest
+
+from inventory.errors import Conflict, Duplicate, NotFound, Unprocessable
+from inventory.store.base import DELETING
+
+PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
+
+
+@pytest.fixture
+def tree(store):
+    """An organization with one platform, one cluster and one scan."""
+    org = store.organizations.create({"title": "Acme", "description": ""}, "tester")
+    platform = store.platforms.create({"name": "p1", "organization": org["id"], **PLATFORM}, "tester")
+    cluster = store.clusters.create({"name": "c1", "platform": "p1", "environment": "dev",
+                                     "version": "1.30.1", "labels": {}}, "tester")
+    scan = store.scans.create(cluster, 100)
+    return org, platform, cluster, scan
+
+
+class RecordingCollection:
+    """Wraps a pymongo collection and records each find's arguments."""
+
+    def __init__(self, collection):
+        self._collection = collection
+        self.finds = []
+
+    def find(self, *args, **kwargs):
+        self.finds.append((args, kwargs))
+        return self._collection.find(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in ("count_documents", "estimated_document_count", "aggregate"):
+            raise AssertionError(f"a list must not call {name}")
+        return getattr(self._collection, name)
+
+
+def test_a_page_is_one_range_query_sorted_on_id_reading_limit_plus_one(store):
+    for i in range(30):
+        store.organizations.create({"title": f"O{i}", "description": ""}, "t")
+    recorder = RecordingCollection(store.organizations.collection)
+    store.organizations.collection = recorder
+    first = store.organizations.list(None, None, 10)
+    second = store.organizations.list(None, first.next_after, 10)
+    assert len(recorder.finds) == 2
+    (query,), options = recorder.finds[1]
+    assert options == {"sort": [("_id", 1)], "limit": 11}
+    assert {"_id": {"$gt": first.next_after}} in query["$and"]
+    assert "skip" not in options
+    assert [r["id"] for r in second.records] > [r["id"] for r in first.records]
+
+
+def test_scan_pages_stay_inside_their_clusters_key_range(store, tree):
+    _, _, cluster, _ = tree
+    recorder = RecordingCollection(store.scans.collection)
+    store.scans.collection = recorder
+    store.scans.list_of_cluster(cluster["id"], None, None, 5)
+    (query,), options = recorder.finds[0]
+    assert {"_id": {"$gt": f"{cluster['id']}/", "$lt": f"{cluster['id']}0"}} in query["$and"]
+    assert options == {"sort": [("_id", 1)], "limit": 6}
+
+
+def test_page_size_never_reaches_the_database_as_zero(store):
+    recorder = RecordingCollection(store.organizations.collection)
+    store.organizations.collection = recorder
+    store.organizations.list(None, None, 1)
+    assert recorder.finds[0][1]["limit"] == 2
+
+
+def test_duplicate_slug_raises_duplicate(store, tree):
+    org = tree[0]
+    with pytest.raises(Duplicate):
+        store.platforms.create({"name": "p1", "organization": org["id"], **PLATFORM}, "t")
+
+
+def test_cluster_id_index_is_unique(store, tree):
+    cluster = tree[2]
+    with pytest.raises(Exception):
+        store.clusters.collection.insert_one({"_id": "other", "id": cluster["id"]})
+
+
+def test_child_created_under_a_parent_being_deleted_is_undone(store, tree):
+    org, platform, _, _ = tree
+    store.platforms.mark_deleting({"_id": platform["name"]})
+    with pytest.raises(Unprocessable):
+        store.clusters.insert_under({"_id": "late", "id": "k8scl_late", "platform": "p1"},
+                                    store.platforms, "p1", Unprocessable("body.platform", "gone"))
+    assert store.clusters.collection.find_one({"_id": "late"}) is None
+
+
+def test_scan_posted_after_its_cluster_went_leaves_nothing(store, tree):
+    _, _, cluster, _ = tree
+    store.clusters.mark_deleting({"_id": cluster["name"]})
+    with pytest.raises(NotFound):
+        store.scans.create(cluster, 200)
+    assert store.scans.collection.count_documents({"scanned_on": 200}) == 0
+
+
+def test_interrupted_delete_is_hidden_and_finished_by_a_repeat(store, tree):
+    org, platform, cluster, _ = tree
+    store.organizations.mark_deleting({"_id": org["id"]})  # as if the process died here
+    with pytest.raises(NotFound):
+        store.organizations.get(org["id"])
+    store.organizations.collection.update_one({"_id": org["id"]}, {"$unset": {DELETING: ""}})
+    store.organizations.delete(org["id"], force=True)
+    for collection in ("organizations", "platforms", "clusters", "scans"):
+        assert store.db[collection].count_documents({}) == 0, collection
+
+
+def test_unforced_delete_with_children_raises_conflict_and_leaves_no_mark(store, tree):
+    org = tree[0]
+    with pytest.raises(Conflict):
+        store.organizations.delete(org["id"])
+    assert DELETING not in store.organizations.collection.find_one({"_id": org["id"]})
+
+
+def test_update_merges_and_removes_nested_keys(store, tree):
+    cluster = tree[2]
+    store.clusters.update(cluster["name"], {"labels": {"a": "1", "b": "2"}}, "t")
+    updated = store.clusters.update(cluster["id"], {"labels": {"a": None}}, "someone")
+    assert updated["labels"] == {"b": "2"} and updated["last_modified_by"] == "someone"
+
+
+def test_update_of_an_immutable_field_raises_and_writes_nothing(store, tree):
+    cluster = tree[2]
+    with pytest.raises(Unprocessable):
+        store.clusters.update(cluster["name"], {"title": "x"}, "t", immutable={"platform": "p2"})
+    assert "title" not in store.clusters.get(cluster["name"])
+
+
+def test_stored_fields_starting_with_underscore_never_leave_the_store(store, tree):
+    cluster = store.clusters.get("c1")
+    assert not [k for k in cluster if k.startswith("_")]
+    assert store.db.clusters.find_one({"_id": "c1"})["_version_key"] == "0001.0030.000001"
+
+
+def test_signing_key_is_made_once_and_kept(store):
+    assert store.signing_key() == store.signing_key()
