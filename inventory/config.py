@@ -13,6 +13,8 @@ class Config:
         # Unset or empty MONGODB_URI selects the embedded in-memory store.
         self.MONGODB_URI = os.environ.get("MONGODB_URI") or None
         self.MONGODB_DB = os.environ.get("MONGODB_DB") or None
+        # How long to wait for the database before answering 503.
+        self.MONGODB_TIMEOUT_MS = int(os.environ.get("MONGODB_TIMEOUT_MS") or 5000)
         # Signs continuation tokens. On MongoDB, when unset, one key is
         # generated and kept in the database so every worker agrees on it.
         self.SECRET_KEY = os.environ.get("SECRET_KEY") or None

@@ -25,10 +25,12 @@ class ServiceError(Exception):
 
     status = 500
 
-    def __init__(self, detail, errors=None):
+    def __init__(self, detail, errors=None, status=None):
         super().__init__(detail)
         self.detail = detail
         self.errors = errors or []
+        if status is not None:
+            self.status = status
 
 
 class NotFound(ServiceError):
@@ -161,7 +163,8 @@ def handle_http_exception(error):
 
 
 def handle_service_error(error):
-    return problem_response(error.status, error.detail, error.errors)
+    headers = {"Retry-After": "5"} if error.status == 503 else None
+    return problem_response(error.status, error.detail, error.errors, headers)
 
 
 def handle_unexpected(error):

@@ -36,3 +36,23 @@ def test_one_worker_on_the_embedded_store_starts(monkeypatch):
 def test_several_workers_on_mongodb_start(monkeypatch):
     monkeypatch.setenv("MONGODB_URI", "mongodb://localhost:1/x")
     _gunicorn_conf().on_starting(SimpleNamespace(cfg=SimpleNamespace(workers=4)))
+
+
+def test_unreachable_database_is_503_quickly_and_health_stays_200():
+    import time
+
+    from app import create_app
+    from inventory.config import Config
+
+    # port 1 on loopback: nothing listens, so the connection is refused
+    app = create_app(Config(TESTING=True, MONGODB_URI="mongodb://127.0.0.1:1/inventory",
+                            MONGODB_TIMEOUT_MS=300, SECRET_KEY="k"))
+    client = app.test_client()
+    started = time.monotonic()
+    for path in ("/readyz", "/organizations"):
+        response = client.get(path)
+        assert response.status_code == 503, path
+        assert response.mimetype == "application/problem+json"
+        assert response.headers["Retry-After"]
+    assert time.monotonic() - started < 10
+    assert client.get("/healthz").status_code == 200

@@ -8,10 +8,12 @@ import secrets
 
 import click
 import pymongo
+import pymongo.errors
 from flask import current_app
 from flask.cli import with_appcontext
 from pymongo import ASCENDING
 
+from inventory.errors import ServiceError, handle_service_error
 from inventory.store.base import Page  # noqa: F401  (part of the store's interface)
 from inventory.store.resources import ClusterStore, OrganizationStore, PlatformStore, ScanStore
 
@@ -32,9 +34,11 @@ def connect(config):
     if config.MONGODB_URI:
         # connect=False: no sockets before gunicorn forks its workers.
         # Short timeouts: an unreachable database answers 503 in seconds, not 30.
+        timeout = config.MONGODB_TIMEOUT_MS
         client = pymongo.MongoClient(
             config.MONGODB_URI, connect=False, appname="cluster-inventory",
-            serverSelectionTimeoutMS=5000, connectTimeoutMS=5000, socketTimeoutMS=10000)
+            serverSelectionTimeoutMS=timeout, connectTimeoutMS=timeout,
+            socketTimeoutMS=2 * timeout)
         return client.get_default_database(default=config.MONGODB_DB or "inventory")
     import mongomock_ng  # only local runs and tests need it
 
@@ -86,8 +90,17 @@ def create_indexes_command():
     click.echo("Indexes created.")
 
 
+def _database_unavailable(error):
+    log.warning("database unavailable: %s", error)
+    return handle_service_error(ServiceError(
+        "The database cannot be reached; try again shortly.", status=503))
+
+
 def init_app(app, config):
     store = Store(connect(config))
+    # pymongo raises ConnectionFailure (and its subclasses: server selection
+    # and network timeouts) when the database is away: that is a 503.
+    app.register_error_handler(pymongo.errors.ConnectionFailure, _database_unavailable)
     app.extensions["inventory.store"] = store
     if config.embedded:
         store.create_indexes()  # no release step runs for an in-memory database
