@@ -64,6 +64,19 @@ def envelope(name, item_schema):
     })
 
 
+FILTER_DESCRIPTION = """Record filter, a subset of Google AIP-160:
+comparisons `field op value` with op one of `= != < <= > >= :`, joined by
+`AND` (binds tighter) and `OR`, negated by `NOT`, grouped by parentheses.
+Fields are the listed resource's fields, dotted for nesting
+(`control_plane.provider`, `labels.team`). Values are "quoted strings",
+numbers, `true` or `false`; a string ending in `*` matches by prefix (`\\*`
+for a literal star). `labels:team` asks whether a label exists. Versions
+compare as versions (`version<"1.30"`), timestamps as RFC 3339 instants,
+`scanned_on` as an integer. At most 2,000 characters and 32 levels of
+nesting. Examples: `environment="production" AND version<"1.30"`,
+`title="Acme*"`, `NOT labels:team`."""
+
+
 class ListArgsSchema(Schema):
     limit = fields.Integer(
         load_default=0, validate=validate.Range(min=0, max=MAX_LIMIT),
@@ -75,8 +88,10 @@ class ListArgsSchema(Schema):
                   "Valid only with the same list and `filter`."})
     filter = fields.String(
         load_default=None, validate=validate.Length(max=2000),
-        metadata={"description": "Record filter (a subset of Google AIP-160), "
-                  'e.g. `organization="org_..."`.'})
+        metadata={"description": FILTER_DESCRIPTION,
+                  "examples": ['environment="production" AND version<"1.30"',
+                               'control_plane.provider="eks"', "labels:team",
+                               'title="Acme*"', "scanned_on>=1763800000"]})
 
 
 class DeleteArgsSchema(Schema):
