@@ -1,9 +1,11 @@
 """The Cluster Inventory Service: `create_app(config)` and the `app` gunicorn runs."""
 import logging
+import os
+import sys
 
 from flask import Flask
 
-from inventory import api, errors, http, paging, store
+from inventory import api, auth, errors, http, paging, store
 from inventory.config import Config
 
 log = logging.getLogger("inventory")
@@ -18,11 +20,16 @@ def create_app(config=None):
     errors.init_app(app)
     database = store.init_app(app, config)
     paging.init_app(app, config, database)
+    auth.init_app(app, config)
     api.init_app(app)
-    if config.embedded and not config.TESTING:
-        log.warning("No MONGODB_URI: using the embedded in-memory store. "
-                    "All data lives in this process's memory and is lost when it stops.")
     return app
 
 
-app = create_app()
+def _serving():
+    """Whether this process serves requests (gunicorn, `flask run`), rather
+    than running a one-off CLI command that should print no start-up notice."""
+    program = os.path.basename(sys.argv[0])
+    return "gunicorn" in program or (program == "flask" and "run" in sys.argv[1:])
+
+
+app = create_app(Config(ANNOUNCE=_serving()))

@@ -21,6 +21,10 @@ class Config:
         # Honour X-Forwarded-Proto/-Host only behind a proxy that sets them
         # (a PaaS router); otherwise a client could forge the $schema URLs.
         self.TRUST_PROXY = _flag("TRUST_PROXY")
+        # Accepted as an unscoped admin token named "admin".
+        self.INVENTORY_ADMIN_TOKEN = os.environ.get("INVENTORY_ADMIN_TOKEN") or None
+        # Print start-up notices (the local admin token); set when serving.
+        self.ANNOUNCE = False
         self.MAX_CONTENT_LENGTH = 1024 * 1024
         self.TESTING = False
         for key, value in overrides.items():

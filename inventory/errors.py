@@ -25,16 +25,33 @@ class ServiceError(Exception):
 
     status = 500
 
-    def __init__(self, detail, errors=None, status=None):
+    def __init__(self, detail, errors=None, status=None, headers=None):
         super().__init__(detail)
         self.detail = detail
         self.errors = errors or []
+        self.headers = headers
         if status is not None:
             self.status = status
 
 
 class NotFound(ServiceError):
     status = 404
+
+
+class Unauthorized(ServiceError):
+    """No valid credentials: 401 with the challenge RFC 6750 asks for."""
+
+    status = 401
+
+    def __init__(self, detail, invalid_token=False):
+        challenge = 'Bearer realm="inventory"'
+        if invalid_token:
+            challenge += ', error="invalid_token"'
+        super().__init__(detail, headers={"WWW-Authenticate": challenge})
+
+
+class Forbidden(ServiceError):
+    status = 403
 
 
 class Duplicate(ServiceError):
@@ -163,8 +180,7 @@ def handle_http_exception(error):
 
 
 def handle_service_error(error):
-    headers = {"Retry-After": "5"} if error.status == 503 else None
-    return problem_response(error.status, error.detail, error.errors, headers)
+    return problem_response(error.status, error.detail, error.errors, error.headers)
 
 
 def handle_unexpected(error):

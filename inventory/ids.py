@@ -11,6 +11,7 @@ _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 ORG_ID_RE = re.compile(rf"^org_{_UUID}$")
 CLUSTER_ID_RE = re.compile(rf"^k8scl_{_UUID}$")
 SCAN_ID_RE = re.compile(rf"^k8scs_{_UUID}$")
+TOKEN_ID_RE = re.compile(rf"^tok_{_UUID}$")
 
 
 _clock = {"ms": 0, "seq": 0}

@@ -9,11 +9,23 @@ from app import create_app
 from inventory.config import Config
 
 REAL_MONGO = bool(os.environ.get("MONGODB_URI"))
+ADMIN_TOKEN = "test-admin-token"
+
+
+def bearer(token):
+    return {"Authorization": f"Bearer {token}"}
+
+
+def client_with(app, token):
+    """A test client that sends `token` on every request."""
+    client = app.test_client()
+    client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    return client
 
 
 @pytest.fixture
 def config():
-    overrides = {"TESTING": True}
+    overrides = {"TESTING": True, "INVENTORY_ADMIN_TOKEN": ADMIN_TOKEN}
     if REAL_MONGO:
         overrides["MONGODB_DB"] = f"inventory_test_{uuid.uuid4().hex[:12]}"
     return Config(**overrides)
@@ -32,6 +44,12 @@ def app(config):
 
 @pytest.fixture
 def client(app):
+    """A client with the unscoped admin token."""
+    return client_with(app, ADMIN_TOKEN)
+
+
+@pytest.fixture
+def anonymous(app):
     return app.test_client()
 
 

@@ -43,11 +43,12 @@ def test_unreachable_database_is_503_quickly_and_health_stays_200():
 
     from app import create_app
     from inventory.config import Config
+    from tests.conftest import client_with
 
     # port 1 on loopback: nothing listens, so the connection is refused
     app = create_app(Config(TESTING=True, MONGODB_URI="mongodb://127.0.0.1:1/inventory",
                             MONGODB_TIMEOUT_MS=300, SECRET_KEY="k"))
-    client = app.test_client()
+    client = client_with(app, "a-token-that-must-be-looked-up")
     started = time.monotonic()
     for path in ("/readyz", "/organizations"):
         response = client.get(path)

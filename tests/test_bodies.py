@@ -2,6 +2,7 @@
 import pytest
 
 from inventory.config import Config
+from tests.conftest import ADMIN_TOKEN, client_with
 
 
 def test_record_schema_url_is_absolute_and_linked(client, inventory):
@@ -22,7 +23,7 @@ def test_forwarded_headers_are_honoured_behind_a_trusted_proxy(config):
     from app import create_app
 
     config.TRUST_PROXY = True
-    client = create_app(config).test_client()
+    client = client_with(create_app(config), ADMIN_TOKEN)
     response = client.get("/organizations", headers={"X-Forwarded-Proto": "https",
                                                      "X-Forwarded-Host": "inv.example.com"})
     assert response.get_json()["$schema"] == "https://inv.example.com/schemas/OrganizationList.json"

@@ -84,7 +84,7 @@ def test_filter_by_organization_on_clusters(client, estate):
     ('title="Acme*"', ["eks-prod"]),
     ('created_on>="2000-01-01T00:00:00Z"', ["eks-prod", "gke-eu"]),
     ('created_on<"2000-01-01T01:00:00+01:00"', []),
-    ('created_by="anonymous"', ["eks-prod", "gke-eu"]),
+    ('created_by="admin"', ["eks-prod", "gke-eu"]),
 ])
 def test_platform_filters(client, estate, flt, expected):
     assert names(client, "/kubeplatforms", flt) == expected

@@ -10,7 +10,7 @@ def test_create_answers_201_with_location_and_server_fields(client):
     assert org["id"].startswith("org_")
     assert response.headers["Location"] == f"http://localhost/organizations/{org['id']}"
     assert org["title"] == "Acme" and org["description"] == "A customer"
-    assert org["created_by"] == org["last_modified_by"] == "anonymous"
+    assert org["created_by"] == org["last_modified_by"] == "admin"
     assert org["created_on"].endswith("Z") and org["created_on"] == org["last_modified_on"]
     assert client.get(response.headers["Location"]).get_json() == org
 
@@ -26,7 +26,7 @@ def test_read_only_fields_in_a_body_are_ignored(client):
     body = {"title": "Acme", "id": "org_x", "created_by": "mallory",
             "created_on": "2000-01-01T00:00:00Z", "$schema": "http://elsewhere/x.json"}
     org = client.post("/organizations", json=body).get_json()
-    assert org["id"] != "org_x" and org["created_by"] == "anonymous"
+    assert org["id"] != "org_x" and org["created_by"] == "admin"
     assert org["created_on"] != "2000-01-01T00:00:00Z"
 
 

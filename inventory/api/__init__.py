@@ -1,10 +1,10 @@
 """The HTTP API: flask-smorest blueprints, one module per resource."""
 import flask_smorest
 
-from inventory.api import clusters, meta, organizations, platforms, scans
+from inventory.api import clusters, meta, organizations, platforms, scans, tokens
 from schemas.common import ErrorSchema
 
-BLUEPRINTS = (organizations.blp, platforms.blp, clusters.blp, scans.blp, meta.blp)
+BLUEPRINTS = (organizations.blp, platforms.blp, clusters.blp, scans.blp, tokens.blp, meta.blp)
 
 
 class Api(flask_smorest.Api):

@@ -1,7 +1,8 @@
 from flask import url_for
 from flask.views import MethodView
 
-from inventory.api.common import cluster_key, current_principal, list_page
+from inventory.api.common import cluster_key, list_page
+from inventory.auth import current_principal, current_scope
 from inventory.api.parser import Blueprint
 from inventory.store import get_store
 from schemas.clusters import KubeClusterListSchema, KubeClusterPatchSchema, KubeClusterSchema
@@ -25,7 +26,7 @@ class KubeClusters(MethodView):
     @blp.response(201, KubeClusterSchema)
     def post(self, body):
         """Create a cluster on a platform"""
-        cluster = get_store().clusters.create(body, current_principal())
+        cluster = get_store().clusters.create(body, current_principal().name, current_scope())
         location = url_for(".KubeCluster", cluster=cluster["name"], _external=True)
         return cluster, 201, {"Location": location}
 
@@ -35,7 +36,7 @@ class KubeCluster(MethodView):
     @blp.response(200, KubeClusterSchema)
     def get(self, cluster):
         """Read a cluster"""
-        return get_store().clusters.get(cluster_key(cluster))
+        return get_store().clusters.get(cluster_key(cluster), current_scope())
 
     @blp.arguments(KubeClusterPatchSchema)
     @blp.response(200, KubeClusterSchema)
@@ -43,9 +44,9 @@ class KubeCluster(MethodView):
         """Change some fields of a cluster (not its name or platform); labels merge"""
         immutable = {field: changes.pop(field) for field in IMMUTABLE if field in changes}
         return get_store().clusters.update(cluster_key(cluster), changes,
-                                           current_principal(), immutable)
+                                           current_principal().name, immutable, current_scope())
 
     @blp.response(204)
     def delete(self, cluster):
         """Delete a cluster and its scans"""
-        get_store().clusters.delete(cluster_key(cluster))
+        get_store().clusters.delete(cluster_key(cluster), scope=current_scope())

@@ -1,7 +1,9 @@
 from flask import url_for
 from flask.views import MethodView
 
-from inventory.api.common import current_principal, list_page, org_key
+from inventory.api.common import list_page, org_key
+from inventory.auth import current_principal, current_scope
+from inventory.errors import Forbidden
 from inventory.api.parser import Blueprint
 from inventory.store import get_store
 from schemas.common import DeleteArgsSchema, ListArgsSchema
@@ -23,8 +25,10 @@ class Organizations(MethodView):
     @blp.arguments(OrganizationSchema)
     @blp.response(201, OrganizationSchema)
     def post(self, body):
-        """Create an organization"""
-        org = get_store().organizations.create(body, current_principal())
+        """Create an organization (admins not scoped to one)"""
+        if current_scope() is not None:
+            raise Forbidden("A token scoped to one organization cannot create organizations.")
+        org = get_store().organizations.create(body, current_principal().name)
         return org, 201, {"Location": url_for(".Organization", org=org["id"], _external=True)}
 
 
@@ -33,16 +37,17 @@ class Organization(MethodView):
     @blp.response(200, OrganizationSchema)
     def get(self, org):
         """Read an organization"""
-        return get_store().organizations.get(org_key(org))
+        return get_store().organizations.get(org_key(org), current_scope())
 
     @blp.arguments(OrganizationPatchSchema)
     @blp.response(200, OrganizationSchema)
     def patch(self, changes, org):
         """Change some fields of an organization"""
-        return get_store().organizations.update(org_key(org), changes, current_principal())
+        return get_store().organizations.update(org_key(org), changes, current_principal().name,
+                                                scope=current_scope())
 
     @blp.arguments(DeleteArgsSchema, location="query")
     @blp.response(204)
     def delete(self, args, org):
         """Delete an organization (with force=true, all its platforms, clusters and scans)"""
-        get_store().organizations.delete(org_key(org), force=args["force"])
+        get_store().organizations.delete(org_key(org), force=args["force"], scope=current_scope())

@@ -1,7 +1,8 @@
 from flask import url_for
 from flask.views import MethodView
 
-from inventory.api.common import current_principal, list_page, platform_key
+from inventory.api.common import list_page, platform_key
+from inventory.auth import current_principal, current_scope
 from inventory.api.parser import Blueprint
 from inventory.store import get_store
 from schemas.common import DeleteArgsSchema, ListArgsSchema
@@ -25,7 +26,7 @@ class KubePlatforms(MethodView):
     @blp.response(201, KubePlatformSchema)
     def post(self, body):
         """Create a platform"""
-        platform = get_store().platforms.create(body, current_principal())
+        platform = get_store().platforms.create(body, current_principal().name, current_scope())
         location = url_for(".KubePlatform", platform=platform["name"], _external=True)
         return platform, 201, {"Location": location}
 
@@ -35,7 +36,7 @@ class KubePlatform(MethodView):
     @blp.response(200, KubePlatformSchema)
     def get(self, platform):
         """Read a platform"""
-        return get_store().platforms.get(platform_key(platform))
+        return get_store().platforms.get(platform_key(platform), current_scope())
 
     @blp.arguments(KubePlatformPatchSchema)
     @blp.response(200, KubePlatformSchema)
@@ -43,10 +44,11 @@ class KubePlatform(MethodView):
         """Change some fields of a platform (not its name or organization)"""
         immutable = {field: changes.pop(field) for field in IMMUTABLE if field in changes}
         return get_store().platforms.update(platform_key(platform), changes,
-                                            current_principal(), immutable)
+                                            current_principal().name, immutable, current_scope())
 
     @blp.arguments(DeleteArgsSchema, location="query")
     @blp.response(204)
     def delete(self, args, platform):
         """Delete a platform (with force=true, its clusters and their scans)"""
-        get_store().platforms.delete(platform_key(platform), force=args["force"])
+        get_store().platforms.delete(platform_key(platform), force=args["force"],
+                                     scope=current_scope())

@@ -3,6 +3,7 @@ from flask.views import MethodView
 
 from inventory.api.common import cluster_key, list_page, scan_key
 from inventory.api.parser import Blueprint
+from inventory.auth import current_scope
 from inventory.store import get_store
 from schemas.common import ListArgsSchema
 from schemas.scans import KubeClusterScanListSchema, KubeClusterScanSchema
@@ -18,9 +19,10 @@ class KubeClusterScans(MethodView):
     def get(self, args, cluster):
         """List the scans of a cluster, oldest first"""
         store = get_store()
-        cluster_id = store.clusters.get(cluster_key(cluster))["id"]
+        cluster_id = store.clusters.get(cluster_key(cluster), current_scope())["id"]
         return list_page(f"kubeclusters/{cluster_id}/scans", args,
-                         lambda tree, after, limit: store.scans.list_of_cluster(
+                         # the scope was applied when looking the cluster up
+                         lambda tree, after, limit, _scope: store.scans.list_of_cluster(
                              cluster_id, tree, after, limit))
 
     @blp.arguments(KubeClusterScanSchema)
@@ -28,7 +30,7 @@ class KubeClusterScans(MethodView):
     def post(self, body, cluster):
         """Record a scan of a cluster"""
         store = get_store()
-        found = store.clusters.get(cluster_key(cluster))
+        found = store.clusters.get(cluster_key(cluster), current_scope())
         scan = store.scans.create(found, body.get("scanned_on"))
         location = url_for(".KubeClusterScan", cluster=found["name"], scan=scan["id"],
                            _external=True)
@@ -41,5 +43,5 @@ class KubeClusterScan(MethodView):
     def get(self, cluster, scan):
         """Read one scan of a cluster"""
         store = get_store()
-        found = store.clusters.get(cluster_key(cluster))
+        found = store.clusters.get(cluster_key(cluster), current_scope())
         return store.scans.get_of_cluster(found["id"], scan_key(scan))

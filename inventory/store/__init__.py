@@ -16,6 +16,7 @@ from pymongo import ASCENDING
 from inventory.errors import ServiceError, handle_service_error
 from inventory.store.base import Page  # noqa: F401  (part of the store's interface)
 from inventory.store.resources import ClusterStore, OrganizationStore, PlatformStore, ScanStore
+from inventory.store.tokens import TokenStore
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,8 @@ INDEXES = {
                  ([("platform", ASCENDING), ("_id", ASCENDING)], {}),
                  ([("organization", ASCENDING), ("_id", ASCENDING)], {})],
     "scans": [([("id", ASCENDING)], {"unique": True})],
+    "tokens": [([("hash", ASCENDING)], {"unique": True}),
+               ([("organization", ASCENDING), ("_id", ASCENDING)], {})],
 }
 
 
@@ -46,7 +49,7 @@ def connect(config):
 
 
 class Store:
-    """The four resource collections over one database."""
+    """The resource collections, and the API tokens, over one database."""
 
     def __init__(self, db):
         self.db = db
@@ -54,6 +57,7 @@ class Store:
         self.platforms = PlatformStore(db)
         self.clusters = ClusterStore(db)
         self.scans = ScanStore(db)
+        self.tokens = TokenStore(db)
         # parents and children, for references and cascading deletes
         self.organizations.children = self.platforms
         self.platforms.organizations = self.organizations
@@ -93,7 +97,8 @@ def create_indexes_command():
 def _database_unavailable(error):
     log.warning("database unavailable: %s", error)
     return handle_service_error(ServiceError(
-        "The database cannot be reached; try again shortly.", status=503))
+        "The database cannot be reached; try again shortly.", status=503,
+        headers={"Retry-After": "5"}))
 
 
 def init_app(app, config):

@@ -73,29 +73,46 @@ class ResourceStore:
         """The query that finds the record addressed by `key` in a path."""
         return {"_id": key}
 
+    # -- organization scope -------------------------------------------------
+    # A caller scoped to one organization passes `scope` (its id). Every read
+    # and write then matches only that organization's records, in the query
+    # itself: others' records do not exist for it, and pages stay full.
+
+    scope_field = None  # the stored field holding the owning organization's id
+
+    def scope_filter(self, scope):
+        return {self.scope_field: scope} if scope is not None else {}
+
+    def match(self, key, scope=None):
+        """The live record at `key`, if the scope reaches it."""
+        query = {**self.key_filter(key), **LIVE}
+        # $and: a scope on `_id` must not overwrite the key's own `_id`
+        return {"$and": [query, self.scope_filter(scope)]} if scope is not None else query
+
     # -- reads ------------------------------------------------------------
 
-    def find(self, key):
-        doc = self.collection.find_one({**self.key_filter(key), **LIVE})
+    def find(self, key, scope=None):
+        doc = self.collection.find_one(self.match(key, scope))
         return doc and self.to_api(doc)
 
-    def get(self, key):
-        record = self.find(key)
+    def get(self, key, scope=None):
+        record = self.find(key, scope)
         if record is None:
             raise NotFound(f"No {self.kind} {key!r}.")
         return record
 
-    def is_live(self, key):
-        return self.collection.find_one({**self.key_filter(key), **LIVE}, {"_id": 1}) is not None
+    def is_live(self, key, scope=None):
+        return self.collection.find_one(self.match(key, scope), {"_id": 1}) is not None
 
-    def list(self, tree, after, limit):
+    def list(self, tree, after, limit, scope=None):
         """A page of records matching the parsed filter `tree` (None: all)."""
-        return self.find_page(self.compile_filter(tree), after, limit)
+        return self.find_page(self.compile_filter(tree), after, limit,
+                              scope_query=self.scope_filter(scope))
 
     def compile_filter(self, tree):
         return self.filter_compiler.compile(tree) if tree is not None else {}
 
-    def find_page(self, query, after, limit, lower=None, upper=None):
+    def find_page(self, query, after, limit, lower=None, upper=None, scope_query=None):
         """One page in `_id` order: an index range, `limit + 1` read to learn
         whether another page follows. Never a skip, never a count."""
         bounds = {}
@@ -104,7 +121,7 @@ class ResourceStore:
             bounds["$gt"] = start
         if upper is not None:
             bounds["$lt"] = upper
-        clauses = [c for c in (query, {"_id": bounds} if bounds else None, LIVE) if c]
+        clauses = [c for c in (scope_query, query, {"_id": bounds} if bounds else None, LIVE) if c]
         docs = list(self.collection.find({"$and": clauses}, sort=[("_id", 1)], limit=limit + 1))
         more = len(docs) > limit
         docs = docs[:limit]
@@ -131,10 +148,12 @@ class ResourceStore:
         return {"created_by": principal, "created_on": now,
                 "last_modified_by": principal, "last_modified_on": now}
 
-    def update(self, key, changes, principal, immutable=None):
+    def update(self, key, changes, principal, immutable=None, scope=None):
         """Apply a merge patch atomically; `immutable` fields must keep their value."""
         immutable = {self.stored_name(f): v for f, v in (immutable or {}).items()}
-        match = {**self.key_filter(key), **LIVE, **immutable}
+        match = self.match(key, scope)
+        if immutable:
+            match = {"$and": [match, immutable]}
         sets, unsets = {}, {}
         for field, value in changes.items():
             _merge_patch(field, value, sets, unsets)
@@ -146,11 +165,11 @@ class ResourceStore:
             doc = self.collection.find_one_and_update(match, update,
                                                       return_document=ReturnDocument.AFTER)
         if doc is None:
-            self._explain_update_miss(key, immutable)
+            self._explain_update_miss(key, immutable, scope)
         return self.to_api(doc)
 
-    def _explain_update_miss(self, key, immutable):
-        current = self.collection.find_one({**self.key_filter(key), **LIVE})
+    def _explain_update_miss(self, key, immutable, scope):
+        current = self.collection.find_one(self.match(key, scope))
         if current is None:
             raise NotFound(f"No {self.kind} {key!r}.")
         for stored, value in immutable.items():
@@ -169,9 +188,9 @@ class ResourceStore:
         return self.children is not None and self.children.collection.find_one(
             {self.child_field: stored_key}, {"_id": 1}) is not None
 
-    def delete(self, key, force=False):
+    def delete(self, key, force=False, scope=None):
         """Delete the record at `key`; with children, only when `force`d."""
-        stored_key = self.collection.find_one({**self.key_filter(key), **LIVE}, {"_id": 1})
+        stored_key = self.collection.find_one(self.match(key, scope), {"_id": 1})
         if stored_key is None:
             raise NotFound(f"No {self.kind} {key!r}.")
         stored_key = stored_key["_id"]

@@ -15,6 +15,7 @@ class OrganizationStore(ResourceStore):
     kind = "organization"
     key_field = "id"
     child_field = "organization"
+    scope_field = "_id"
     filter_fields = {"id": "string", "title": "string", "description": "string", **AUDIT_FIELDS}
 
     def create(self, body, principal):
@@ -28,14 +29,15 @@ class PlatformStore(ResourceStore):
     kind = "platform"
     key_field = "name"
     child_field = "platform"
+    scope_field = "organization"
     filter_fields = {"name": "string", "organization": "string", "title": "string",
                      "description": "string", "control_plane.provider": "string",
                      "infrastructure.cloud.provider": "string", **AUDIT_FIELDS}
     organizations = None  # the parent collection, set by Store
 
-    def create(self, body, principal):
+    def create(self, body, principal, scope=None):
         org = body["organization"]
-        if not self.organizations.is_live(org):
+        if not self.organizations.is_live(org, scope):
             raise Unprocessable("body.organization", "No such organization.", org)
         doc = {"_id": body["name"], **{k: v for k, v in body.items() if k != "name"},
                **self.audit_new(principal)}
@@ -48,6 +50,7 @@ class ClusterStore(ResourceStore):
     collection_name = "clusters"
     kind = "cluster"
     key_field = "name"
+    scope_field = "organization"
     filter_fields = {"name": "string", "id": "string", "platform": "string",
                      "organization": "string", "environment": "string",
                      "version": "version", "title": "string", "description": "string",
@@ -67,9 +70,9 @@ class ClusterStore(ResourceStore):
         record.setdefault("last_scanned_on", None)
         return record
 
-    def create(self, body, principal):
+    def create(self, body, principal, scope=None):
         platform_name = body["platform"]
-        platform = self.platforms.find(platform_name)
+        platform = self.platforms.find(platform_name, scope)
         if platform is None:
             raise Unprocessable("body.platform", "No such platform.", platform_name)
         doc = {"_id": body["name"], "id": new_id("k8scl"),
@@ -80,10 +83,10 @@ class ClusterStore(ResourceStore):
             "body.platform", "The platform was deleted meanwhile.", platform_name))
         return self.to_api(doc)
 
-    def update(self, key, changes, principal, immutable=None):
+    def update(self, key, changes, principal, immutable=None, scope=None):
         if "version" in changes:
             changes = {**changes, "_version_key": version_key(changes["version"])}
-        return super().update(key, changes, principal, immutable)
+        return super().update(key, changes, principal, immutable, scope)
 
     def has_children(self, stored_key):
         return False  # scans always go with their cluster

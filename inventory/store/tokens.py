@@ -1,0 +1,65 @@
+"""API tokens: stored only as SHA-256 hashes of their secrets.
+
+The secrets are 256 random bits, so a fast hash is enough (there is nothing
+to brute-force), and the lookup by hash reveals nothing about other tokens.
+"""
+import hashlib
+import hmac
+import secrets
+from datetime import datetime, timedelta, timezone
+
+from inventory.ids import new_id, now_rfc3339
+from inventory.store.base import ResourceStore
+
+TOKEN_PREFIX = "inv_"
+LAST_USED_PRECISION = timedelta(minutes=1)  # at most one write a minute per token
+
+
+def hash_secret(secret):
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class TokenStore(ResourceStore):
+    collection_name = "tokens"
+    kind = "token"
+    key_field = "id"
+    scope_field = "organization"
+    filter_fields = {"id": "string", "name": "string", "role": "string",
+                     "organization": "string", "created_on": "timestamp",
+                     "last_used_on": "timestamp"}
+
+    def to_api(self, doc):
+        record = super().to_api(doc)
+        record.pop("hash", None)  # never leaves the store
+        record.setdefault("organization", None)
+        record.setdefault("last_used_on", None)
+        return record
+
+    def create(self, body, principal):
+        """A new token record, and its secret (shown this once)."""
+        secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        doc = {"_id": new_id("tok"), "name": body["name"], "role": body["role"],
+               "organization": body.get("organization"), "hash": hash_secret(secret),
+               "created_by": principal, "created_on": now_rfc3339(), "last_used_on": None}
+        self.insert(doc)
+        return self.to_api(doc), secret
+
+    def authenticate(self, secret):
+        """The record of the token whose secret this is, or None."""
+        digest = hash_secret(secret)
+        doc = self.collection.find_one({"hash": digest})
+        if doc is None or not hmac.compare_digest(doc["hash"], digest):
+            return None
+        self._touch(doc)
+        return self.to_api(doc)
+
+    def _touch(self, doc):
+        now = datetime.now(timezone.utc)
+        last = doc.get("last_used_on")
+        stale = (now - LAST_USED_PRECISION).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        if last is None or last < stale:
+            self.collection.update_one({"_id": doc["_id"]},
+                                       {"$set": {"last_used_on": now_rfc3339()}})
+
+    def revoke(self, key, scope=None):
+        self.delete(key, scope=scope)
