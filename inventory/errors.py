@@ -54,6 +54,15 @@ class Forbidden(ServiceError):
     status = 403
 
 
+class PreconditionFailed(ServiceError):
+    """The record changed since the client read it (If-Match): 412."""
+
+    status = 412
+
+    def __init__(self, detail, value=None):
+        super().__init__(detail, [error_entry("header.if-match", detail, value)])
+
+
 class Duplicate(ServiceError):
     status = 409
 

@@ -2,6 +2,7 @@ from flask import url_for
 from flask.views import MethodView
 
 from inventory.api.common import list_page, org_key
+from inventory.api.conditional import if_match, read, with_etag
 from inventory.auth import current_principal, current_scope
 from inventory.errors import Forbidden
 from inventory.api.parser import Blueprint
@@ -29,7 +30,8 @@ class Organizations(MethodView):
         if current_scope() is not None:
             raise Forbidden("A token scoped to one organization cannot create organizations.")
         org = get_store().organizations.create(body, current_principal().name)
-        return org, 201, {"Location": url_for(".Organization", org=org["id"], _external=True)}
+        return with_etag(org, 201, {"Location": url_for(".Organization", org=org["id"],
+                                                        _external=True)})
 
 
 @blp.route("/<org>")
@@ -37,17 +39,19 @@ class Organization(MethodView):
     @blp.response(200, OrganizationSchema)
     def get(self, org):
         """Read an organization"""
-        return get_store().organizations.get(org_key(org), current_scope())
+        return read(get_store().organizations.get(org_key(org), current_scope()))
 
     @blp.arguments(OrganizationPatchSchema)
     @blp.response(200, OrganizationSchema)
     def patch(self, changes, org):
         """Change some fields of an organization"""
-        return get_store().organizations.update(org_key(org), changes, current_principal().name,
-                                                scope=current_scope())
+        return with_etag(get_store().organizations.update(
+            org_key(org), changes, current_principal().name, scope=current_scope(),
+            revisions=if_match()))
 
     @blp.arguments(DeleteArgsSchema, location="query")
     @blp.response(204)
     def delete(self, args, org):
         """Delete an organization (with force=true, all its platforms, clusters and scans)"""
-        get_store().organizations.delete(org_key(org), force=args["force"], scope=current_scope())
+        get_store().organizations.delete(org_key(org), force=args["force"], scope=current_scope(),
+                                         revisions=if_match())

@@ -2,6 +2,7 @@ from flask import url_for
 from flask.views import MethodView
 
 from inventory.api.common import list_page, platform_key
+from inventory.api.conditional import if_match, read, with_etag
 from inventory.auth import current_principal, current_scope
 from inventory.api.parser import Blueprint
 from inventory.store import get_store
@@ -28,7 +29,7 @@ class KubePlatforms(MethodView):
         """Create a platform"""
         platform = get_store().platforms.create(body, current_principal().name, current_scope())
         location = url_for(".KubePlatform", platform=platform["name"], _external=True)
-        return platform, 201, {"Location": location}
+        return with_etag(platform, 201, {"Location": location})
 
 
 @blp.route("/<platform>")
@@ -36,19 +37,20 @@ class KubePlatform(MethodView):
     @blp.response(200, KubePlatformSchema)
     def get(self, platform):
         """Read a platform"""
-        return get_store().platforms.get(platform_key(platform), current_scope())
+        return read(get_store().platforms.get(platform_key(platform), current_scope()))
 
     @blp.arguments(KubePlatformPatchSchema)
     @blp.response(200, KubePlatformSchema)
     def patch(self, changes, platform):
         """Change some fields of a platform (not its name or organization)"""
         immutable = {field: changes.pop(field) for field in IMMUTABLE if field in changes}
-        return get_store().platforms.update(platform_key(platform), changes,
-                                            current_principal().name, immutable, current_scope())
+        return with_etag(get_store().platforms.update(
+            platform_key(platform), changes, current_principal().name, immutable,
+            current_scope(), if_match()))
 
     @blp.arguments(DeleteArgsSchema, location="query")
     @blp.response(204)
     def delete(self, args, platform):
         """Delete a platform (with force=true, its clusters and their scans)"""
         get_store().platforms.delete(platform_key(platform), force=args["force"],
-                                     scope=current_scope())
+                                     scope=current_scope(), revisions=if_match())

@@ -2,6 +2,7 @@ from flask import url_for
 from flask.views import MethodView
 
 from inventory.api.common import cluster_key, list_page, scan_key
+from inventory.api.conditional import read, with_etag
 from inventory.api.parser import Blueprint
 from inventory.auth import current_scope
 from inventory.store import get_store
@@ -34,7 +35,7 @@ class KubeClusterScans(MethodView):
         scan = store.scans.create(found, body.get("scanned_on"))
         location = url_for(".KubeClusterScan", cluster=found["name"], scan=scan["id"],
                            _external=True)
-        return scan, 201, {"Location": location}
+        return with_etag(scan, 201, {"Location": location})
 
 
 @blp.route("/<cluster>/scans/<scan>")
@@ -44,4 +45,4 @@ class KubeClusterScan(MethodView):
         """Read one scan of a cluster"""
         store = get_store()
         found = store.clusters.get(cluster_key(cluster), current_scope())
-        return store.scans.get_of_cluster(found["id"], scan_key(scan))
+        return read(store.scans.get_of_cluster(found["id"], scan_key(scan)))

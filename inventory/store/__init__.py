@@ -43,9 +43,9 @@ def connect(config):
             serverSelectionTimeoutMS=timeout, connectTimeoutMS=timeout,
             socketTimeoutMS=2 * timeout)
         return client.get_default_database(default=config.MONGODB_DB or "inventory")
-    import mongomock_ng  # only local runs and tests need it
+    from inventory.store.embedded import embedded_database  # local runs and tests only
 
-    return mongomock_ng.MongoClient()[config.MONGODB_DB or "inventory"]
+    return embedded_database(config.MONGODB_DB or "inventory")
 
 
 class Store:

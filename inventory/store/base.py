@@ -15,17 +15,29 @@ Either the child was inserted before the deleter's sweep (the sweep removes
 it), or the creator's check runs after the mark (the creator removes it).
 An interrupted delete leaves a marked parent that a repeated DELETE finishes.
 """
+import secrets
 from dataclasses import dataclass
 
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
-from inventory.errors import Conflict, Duplicate, NotFound, Unprocessable
+from inventory.errors import Conflict, Duplicate, NotFound, PreconditionFailed, Unprocessable
 from inventory.ids import now_rfc3339
 from inventory.store.query import FilterCompiler
 
 DELETING = "_deleting"
 LIVE = {DELETING: {"$exists": False}}
+REVISION = "_rev"  # changes with every write: the record's ETag
+
+
+def new_revision():
+    return secrets.token_hex(8)
+
+
+class Record(dict):
+    """A record as the API shows it, with the revision its ETag is made of."""
+
+    revision = None
 
 
 @dataclass
@@ -61,9 +73,10 @@ class ResourceStore:
     # -- mapping between API records and stored documents -----------------
 
     def to_api(self, doc):
-        record = {self.key_field: doc["_id"]}
+        record = Record({self.key_field: doc["_id"]})
         # fields starting with "_" are the store's own (`_id`, marks, sort keys)
         record.update((k, v) for k, v in doc.items() if not k.startswith("_"))
+        record.revision = doc.get(REVISION)
         return record
 
     def stored_name(self, field):
@@ -130,6 +143,7 @@ class ResourceStore:
     # -- writes -----------------------------------------------------------
 
     def insert(self, doc):
+        doc.setdefault(REVISION, new_revision())
         try:
             self.collection.insert_one(doc)
         except DuplicateKeyError:
@@ -148,12 +162,15 @@ class ResourceStore:
         return {"created_by": principal, "created_on": now,
                 "last_modified_by": principal, "last_modified_on": now}
 
-    def update(self, key, changes, principal, immutable=None, scope=None):
-        """Apply a merge patch atomically; `immutable` fields must keep their value."""
+    def update(self, key, changes, principal, immutable=None, scope=None, revisions=None):
+        """Apply a merge patch atomically. `immutable` fields must keep their
+        value; with `revisions` (If-Match), the record must still be at one of
+        them: the check and the write are one operation."""
         immutable = {self.stored_name(f): v for f, v in (immutable or {}).items()}
+        conditions = {**immutable, **({REVISION: {"$in": revisions}} if revisions is not None else {})}
         match = self.match(key, scope)
-        if immutable:
-            match = {"$and": [match, immutable]}
+        if conditions:
+            match = {"$and": [match, conditions]}
         sets, unsets = {}, {}
         for field, value in changes.items():
             _merge_patch(field, value, sets, unsets)
@@ -161,17 +178,21 @@ class ResourceStore:
             doc = self.collection.find_one(match)
         else:
             sets.update(last_modified_by=principal, last_modified_on=now_rfc3339())
+            sets[REVISION] = new_revision()
             update = {"$set": sets, **({"$unset": unsets} if unsets else {})}
             doc = self.collection.find_one_and_update(match, update,
                                                       return_document=ReturnDocument.AFTER)
         if doc is None:
-            self._explain_update_miss(key, immutable, scope)
+            self._explain_update_miss(key, immutable, scope, revisions)
         return self.to_api(doc)
 
-    def _explain_update_miss(self, key, immutable, scope):
+    def _explain_update_miss(self, key, immutable, scope, revisions):
         current = self.collection.find_one(self.match(key, scope))
         if current is None:
             raise NotFound(f"No {self.kind} {key!r}.")
+        if revisions is not None and current.get(REVISION) not in revisions:
+            raise PreconditionFailed(f"The {self.kind} has changed since that ETag; "
+                                     "read it again.")
         for stored, value in immutable.items():
             if current.get(stored) != value:
                 field = self.key_field if stored == "_id" else stored
@@ -188,15 +209,26 @@ class ResourceStore:
         return self.children is not None and self.children.collection.find_one(
             {self.child_field: stored_key}, {"_id": 1}) is not None
 
-    def delete(self, key, force=False, scope=None):
-        """Delete the record at `key`; with children, only when `force`d."""
-        stored_key = self.collection.find_one(self.match(key, scope), {"_id": 1})
-        if stored_key is None:
+    def delete(self, key, force=False, scope=None, revisions=None):
+        """Delete the record at `key`; with children, only when `force`d; with
+        `revisions` (If-Match), only if it is still at one of them."""
+        doc = self.collection.find_one(self.match(key, scope), {"_id": 1, REVISION: 1})
+        if doc is None:
             raise NotFound(f"No {self.kind} {key!r}.")
-        stored_key = stored_key["_id"]
+        stored_key = doc["_id"]
+        guard = {"_id": stored_key}
+        if revisions is not None:
+            guard[REVISION] = {"$in": revisions}
         if not force:
             self._refuse_with_children(stored_key)
-            self.mark_deleting({"_id": stored_key})
+        # Matching the revision in the mark makes the If-Match check and the
+        # delete's first write one atomic operation.
+        if self.mark_deleting(guard) == 0:
+            if revisions is not None and self.is_live(stored_key):
+                raise PreconditionFailed(f"The {self.kind} has changed since that ETag; "
+                                         "read it again.")
+            raise NotFound(f"No {self.kind} {key!r}.")
+        if not force:
             try:  # a child may have been created between the check and the mark
                 self._refuse_with_children(stored_key)
             except Conflict:
@@ -221,4 +253,6 @@ class ResourceStore:
             self.children.delete_where({self.child_field: {"$in": [d["_id"] for d in docs]}})
 
     def mark_deleting(self, query):
-        self.collection.update_many({**query, **LIVE}, {"$set": {DELETING: True}})
+        """Mark the live records matching `query`; how many were marked."""
+        return self.collection.update_many({**query, **LIVE},
+                                           {"$set": {DELETING: True}}).modified_count

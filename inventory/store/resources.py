@@ -3,7 +3,7 @@ import time
 
 from inventory.errors import NotFound, Unprocessable
 from inventory.ids import new_id
-from inventory.store.base import LIVE, ResourceStore
+from inventory.store.base import REVISION, Record, ResourceStore, new_revision
 from inventory.store.query import version_key
 
 AUDIT_FIELDS = {"created_by": "string", "created_on": "timestamp",
@@ -83,10 +83,10 @@ class ClusterStore(ResourceStore):
             "body.platform", "The platform was deleted meanwhile.", platform_name))
         return self.to_api(doc)
 
-    def update(self, key, changes, principal, immutable=None, scope=None):
+    def update(self, key, changes, principal, immutable=None, scope=None, revisions=None):
         if "version" in changes:
             changes = {**changes, "_version_key": version_key(changes["version"])}
-        return super().update(key, changes, principal, immutable, scope)
+        return super().update(key, changes, principal, immutable, scope, revisions)
 
     def has_children(self, stored_key):
         return False  # scans always go with their cluster
@@ -97,9 +97,11 @@ class ClusterStore(ResourceStore):
 
     def record_scan_time(self, cluster_key, scanned_on):
         """Raise `last_scanned_on` to `scanned_on`; False if the cluster is gone."""
-        result = self.collection.update_one({**self.key_filter(cluster_key), **LIVE},
-                                            {"$max": {"last_scanned_on": scanned_on}})
-        return result.matched_count == 1
+        older = {"$or": [{"last_scanned_on": None}, {"last_scanned_on": {"$lt": scanned_on}}]}
+        result = self.collection.update_one(
+            {"$and": [self.match(cluster_key), older]},
+            {"$set": {"last_scanned_on": scanned_on, REVISION: new_revision()}})
+        return result.matched_count == 1 or self.is_live(cluster_key)
 
 
 class ScanStore(ResourceStore):
@@ -113,7 +115,9 @@ class ScanStore(ResourceStore):
     clusters = None  # the parent collection, set by Store
 
     def to_api(self, doc):
-        return {"id": doc["id"], "cluster": doc["cluster"], "scanned_on": doc["scanned_on"]}
+        record = Record(id=doc["id"], cluster=doc["cluster"], scanned_on=doc["scanned_on"])
+        record.revision = doc.get(REVISION)
+        return record
 
     @staticmethod
     def key_range(cluster_id):

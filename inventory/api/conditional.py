@@ -1,0 +1,37 @@
+"""ETags and conditional requests (RFC 9110): If-Match, If-None-Match."""
+from flask import current_app, request
+
+
+def etag(record):
+    return f'"{record.revision}"'
+
+
+def with_etag(record, status=200, headers=None):
+    """A view's answer carrying the record's ETag."""
+    return record, status, {"ETag": etag(record), **(headers or {})}
+
+
+def if_match():
+    """The revisions an If-Match allows, or None when any will do (absent or `*`).
+
+    Weak tags never match for If-Match (strong comparison), so a header of
+    only weak tags allows nothing and the write fails with 412.
+    """
+    if "If-Match" not in request.headers or request.if_match.star_tag:
+        return None
+    return list(request.if_match)  # the strong tags, unquoted
+
+
+def not_modified(record):
+    """A 304 if If-None-Match names the record's current ETag, else None."""
+    tags = request.if_none_match
+    if tags and (tags.star_tag or tags.contains_weak(record.revision)):
+        response = current_app.response_class(status=304)
+        response.headers["ETag"] = etag(record)
+        return response
+    return None
+
+
+def read(record):
+    """The answer to a conditional GET of `record`."""
+    return not_modified(record) or with_etag(record)
