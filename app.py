@@ -6,6 +6,7 @@ import sys
 from flask import Flask
 
 from inventory import api, auth, errors, http, paging, store
+from inventory.api import idempotency
 from inventory.config import Config
 
 log = logging.getLogger("inventory")
@@ -21,6 +22,7 @@ def create_app(config=None):
     database = store.init_app(app, config)
     paging.init_app(app, config, database)
     auth.init_app(app, config)
+    idempotency.init_app(app)  # after auth: keys belong to the caller
     api.init_app(app)
     return app
 

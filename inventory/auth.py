@@ -28,6 +28,7 @@ _READ_METHODS = {"GET", "HEAD"}
 
 @dataclass(frozen=True)
 class Principal:
+    key: str  # what identifies the credential: the token's id
     name: str
     role: str
     organization: str | None = None  # the scope, if any
@@ -45,11 +46,11 @@ def required_role(blueprint, method):
 def _resolve(secret):
     admin_token = current_app.extensions["inventory.admin_token"]
     if admin_token and hmac.compare_digest(secret.encode(), admin_token.encode()):
-        return Principal("admin", "admin")
+        return Principal("env:INVENTORY_ADMIN_TOKEN", "admin", "admin")
     record = get_store().tokens.authenticate(secret)
     if record is None:
         return None
-    return Principal(record["name"], record["role"], record["organization"])
+    return Principal(record["id"], record["name"], record["role"], record["organization"])
 
 
 def authenticate():

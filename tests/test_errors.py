@@ -81,3 +81,30 @@ def test_flask_smorest_error_format_never_appears(client):
                      client.post("/organizations", json={})):
         body = response.get_json()
         assert "code" not in body and "message" not in body
+
+
+@pytest.mark.parametrize("path", ["/kubeplatforms/%24where", "/kubeplatforms/a.b", "/kubeplatforms/a%00b",
+                                  "/kubeclusters/" + "x" * 5000, "/organizations/%24ne",
+                                  "/kubeclusters/%00/scans", "/tokens/%2e%2e"])
+def test_hostile_path_parameters_are_a_clean_4xx(client, path):
+    response = client.get(path)
+    assert 400 <= response.status_code < 500
+    assert_problem(response, response.status_code)
+
+
+@pytest.mark.parametrize("query", ["limit=%00", "filter=%00", "continue=%00", "filter=" + "(" * 5000,
+                                   "limit=99999999999999999999999"])
+def test_hostile_query_parameters_are_a_clean_4xx(client, query):
+    response = client.get(f"/organizations?{query}")
+    assert_problem(response, 422)
+
+
+@pytest.mark.parametrize("title", ["nul\x00byte", "bell\x07", "escape\x1b[31m", "del\x7f", "c1\x85"])
+def test_control_characters_are_422_and_not_stored(client, title):
+    assert_problem(client.post("/organizations", json={"title": title}), 422, "body.title")
+    assert client.get("/organizations").get_json()["results"] == []
+
+
+def test_description_keeps_line_breaks_and_tabs(client):
+    org = client.post("/organizations", json={"title": "A", "description": "one\n\ttwo\r\n"})
+    assert org.status_code == 201 and org.get_json()["description"] == "one\n\ttwo\r\n"

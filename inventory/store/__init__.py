@@ -16,6 +16,7 @@ from pymongo import ASCENDING
 from inventory.errors import ServiceError, handle_service_error
 from inventory.store.base import Page  # noqa: F401  (part of the store's interface)
 from inventory.store.resources import ClusterStore, OrganizationStore, PlatformStore, ScanStore
+from inventory.store.idempotency import IdempotencyStore
 from inventory.store.tokens import TokenStore
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,7 @@ INDEXES = {
     "scans": [([("id", ASCENDING)], {"unique": True})],
     "tokens": [([("hash", ASCENDING)], {"unique": True}),
                ([("organization", ASCENDING), ("_id", ASCENDING)], {})],
+    "idempotency": [([("created_at", ASCENDING)], {"expireAfterSeconds": 24 * 3600})],
 }
 
 
@@ -58,6 +60,7 @@ class Store:
         self.clusters = ClusterStore(db)
         self.scans = ScanStore(db)
         self.tokens = TokenStore(db)
+        self.idempotency = IdempotencyStore(db)
         # parents and children, for references and cascading deletes
         self.organizations.children = self.platforms
         self.platforms.organizations = self.organizations

@@ -1,0 +1,76 @@
+"""`Idempotency-Key` on creates: a retried POST answers what the first did.
+
+The key is scoped to the caller's token; the same key with the same request
+(path and JSON body) within 24 hours replays the first successful answer with
+`Idempotent-Replayed: true`; with another request it is a 422. Failed
+requests are not kept, so a retry after an error runs again.
+"""
+import hashlib
+import json
+import re
+
+from flask import current_app, g, request
+
+from inventory.auth import current_principal
+from inventory.errors import Unprocessable
+from inventory.schema_urls import add_link_header
+from inventory.store import get_store
+
+HEADER = "Idempotency-Key"
+_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")  # visible ASCII
+RESOURCE_BLUEPRINTS = {"organizations", "kubeplatforms", "kubeclusters", "kubeclusterscans"}
+_REPLAYED_HEADERS = ("Location", "ETag", "Content-Type", "Link")
+
+
+def _fingerprint():
+    body = request.get_data(cache=True)
+    try:  # the same JSON, however it is spaced, is the same request
+        body = json.dumps(json.loads(body or b"{}"), sort_keys=True, separators=(",", ":")).encode()
+    except ValueError:
+        pass  # the request will fail on its body; the raw bytes will do
+    return hashlib.sha256(request.path.encode() + b"\n" + body).hexdigest()
+
+
+def reserve_or_replay():
+    """before_request (after authentication): replay, or own the key."""
+    key = request.headers.get(HEADER)
+    if key is None or request.method != "POST" or request.url_rule is None:
+        return None
+    if request.blueprint == "tokens":
+        raise Unprocessable("header.idempotency-key", "Not supported when making tokens: "
+                            "the answer holds a secret that is never stored.", key)
+    if request.blueprint not in RESOURCE_BLUEPRINTS:
+        return None
+    if not _KEY_RE.match(key):
+        raise Unprocessable("header.idempotency-key", "Must be 1 to 255 visible ASCII "
+                            "characters (a UUID is a good choice).", key)
+    scoped_key = f"{current_principal().key}:{key}"
+    answer = get_store().idempotency.reserve(scoped_key, _fingerprint())
+    if answer is None:
+        g.idempotency_key = scoped_key
+        return None
+    response = current_app.response_class(answer["body"], status=answer["status"])
+    response.headers.update(answer["headers"])
+    response.headers["Idempotent-Replayed"] = "true"
+    return response
+
+
+def keep_or_release(response):
+    """after_request: keep a successful answer for replay, forget a failed one."""
+    key = g.pop("idempotency_key", None)
+    if key is not None:
+        add_link_header(response)  # so that the replay carries it too
+        store = get_store().idempotency
+        if 200 <= response.status_code < 300:
+            store.complete(key, {"status": response.status_code,
+                                 "body": response.get_data(as_text=True),
+                                 "headers": {h: response.headers[h] for h in _REPLAYED_HEADERS
+                                             if h in response.headers}})
+        else:
+            store.release(key)
+    return response
+
+
+def init_app(app):
+    app.before_request(reserve_or_replay)
+    app.after_request(keep_or_release)
