@@ -75,3 +75,25 @@ def test_config_reads_the_environment(monkeypatch):
     config = Config()
     assert config.MONGODB_URI == "mongodb://db.example:27017/inv" and config.TRUST_PROXY
     assert not config.embedded
+
+
+def test_openapi_document_is_valid(client):
+    from openapi_spec_validator import validate
+
+    validate(client.get("/openapi.json").get_json())
+
+
+def test_openapi_documents_errors_security_and_headers(client):
+    spec = client.get("/openapi.json").get_json()
+    assert spec["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
+    problem = spec["components"]["responses"]["Problem422"]
+    assert list(problem["content"]) == ["application/problem+json"]
+    delete = spec["paths"]["/kubeplatforms/{platform}"]["delete"]
+    assert "content" not in delete["responses"]["204"]
+    assert {"401", "403", "404", "409", "412", "422"} <= set(delete["responses"])
+    post = spec["paths"]["/kubeclusters"]["post"]
+    assert {"Location", "ETag"} <= set(post["responses"]["201"]["headers"])
+    assert any(p["name"] == "Idempotency-Key" for p in post["parameters"])
+    assert spec["paths"]["/healthz"]["get"]["security"] == []
+    schemas = spec["components"]["schemas"]
+    assert "code" not in schemas["Error"]["properties"]  # not flask-smorest's error

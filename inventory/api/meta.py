@@ -42,7 +42,7 @@ class JsonSchema(MethodView):
     @blp.response(200)
     def get(self, name):
         """The JSON Schema named in a body's `$schema`"""
-        components = current_app.extensions["inventory.api"].spec.to_dict()["components"]
+        components = current_app.extensions["inventory.api"].openapi_document()["components"]
         schema = components.get("schemas", {}).get(name)
         if schema is None:
             raise NotFound(f"No schema {name!r}.")
