@@ -5,11 +5,9 @@ import sys
 
 from flask import Flask
 
-from inventory import api, auth, errors, http, paging, store
+from inventory import api, auth, errors, http, observability, paging, store
 from inventory.api import idempotency
 from inventory.config import Config
-
-log = logging.getLogger("inventory")
 
 
 def create_app(config=None):
@@ -17,6 +15,9 @@ def create_app(config=None):
     app = Flask(__name__)
     app.config.from_object(config)
     app.json.sort_keys = False  # keep the schemas' field order
+    if not config.TESTING and not logging.getLogger().handlers:
+        observability.configure_logging()  # gunicorn.conf.py configures it when serving
+    observability.init_app(app)  # first: every later hook and error has a request id
     http.init_app(app, config)
     errors.init_app(app)
     database = store.init_app(app, config)

@@ -1,7 +1,7 @@
 """Access control: bearer tokens, roles and organization scope.
 
 Every route needs `Authorization: Bearer <token>` except health, readiness,
-the API documentation and the JSON Schemas. Roles rank reader < writer <
+the API documentation and the JSON Schemas (`/metrics` needs a reader). Roles rank reader < writer <
 admin; `required_role` says which a request needs. A token scoped to an
 organization passes that scope to every store call (`current_scope`), so the
 store's own queries keep other organizations' records out of reach.
@@ -22,7 +22,7 @@ log = logging.getLogger("inventory")
 
 ROLES = ("reader", "writer", "admin")
 _RANK = {role: rank for rank, role in enumerate(ROLES)}
-OPEN_BLUEPRINTS = {"meta", "api-docs"}  # health, readiness, schemas; the docs
+OPEN_BLUEPRINTS = {"meta", "api-docs", "docs-assets"}  # health, readiness, schemas; the docs
 _READ_METHODS = {"GET", "HEAD"}
 
 

@@ -8,9 +8,10 @@ error and every unexpected exception goes through `problem_response`.
 import logging
 from http import HTTPStatus
 
-from flask import current_app, g, request
+from flask import current_app, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
+from inventory.observability import instance_uri, request_id
 from inventory.schema_urls import describe
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,7 @@ def problem_response(status, detail, errors=(), headers=None):
         "title": HTTPStatus(status).phrase,
         "detail": detail,
         "type": "about:blank",
-        "instance": f"urn:uuid:{g.request_id}" if "request_id" in g else "urn:uuid:unknown",
+        "instance": instance_uri(request_id()),
         "errors": list(errors),
     }
     response = current_app.response_class(

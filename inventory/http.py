@@ -1,7 +1,4 @@
-"""Request plumbing: trailing slashes, proxies, request ids, Link headers."""
-import uuid
-
-from flask import g
+"""Request plumbing: trailing slashes, proxies, Link headers."""
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from inventory.schema_urls import add_link_header
@@ -20,12 +17,7 @@ class IgnoreTrailingSlash:
         return self.wsgi_app(environ, start_response)
 
 
-def _start_request():
-    g.request_id = str(uuid.uuid4())
-
-
 def _finish_response(response):
-    response.headers["X-Request-ID"] = g.get("request_id", "")
     if response.status_code == 204:
         response.headers.pop("Content-Type", None)  # no body, so no type
     return add_link_header(response)
@@ -37,5 +29,4 @@ def init_app(app, config):
         # one proxy hop (the PaaS router) may set the scheme and host
         wsgi_app = ProxyFix(wsgi_app, x_for=1, x_proto=1, x_host=1, x_port=1)
     app.wsgi_app = wsgi_app
-    app.before_request(_start_request)
     app.after_request(_finish_response)

@@ -1,6 +1,9 @@
 """The HTTP API: flask-smorest blueprints, one module per resource."""
+import os
+
 import flask
 import flask_smorest
+import flask_swagger_ui
 
 from inventory.api import clusters, meta, openapi, organizations, platforms, scans, tokens
 from schemas.common import ErrorSchema
@@ -31,6 +34,11 @@ class Api(flask_smorest.Api):
         return flask.current_app.json.response(self.openapi_document())
 
 
+SWAGGER_UI_DIST = os.path.join(os.path.dirname(flask_swagger_ui.__file__), "dist")
+docs_assets = flask.Blueprint("docs-assets", __name__, static_folder=SWAGGER_UI_DIST,
+                              static_url_path="/docs/assets")
+
+
 def init_app(app):
     app.config.update(
         API_TITLE="Cluster Inventory Service",
@@ -39,8 +47,12 @@ def init_app(app):
         OPENAPI_URL_PREFIX="/",
         OPENAPI_JSON_PATH="openapi.json",
         OPENAPI_SWAGGER_UI_PATH="docs",
-        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+        # Swagger UI's files come from a package and are served from here, so
+        # the docs work where no CDN can be reached.
+        OPENAPI_SWAGGER_UI_URL="/docs/assets/",
+        OPENAPI_SWAGGER_UI_CONFIG={"persistAuthorization": True, "tryItOutEnabled": False},
     )
+    app.register_blueprint(docs_assets)
     api = Api(app)
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)

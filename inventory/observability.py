@@ -1,0 +1,101 @@
+"""Request ids, one-JSON-object-per-line logs, and Prometheus metrics."""
+import json
+import logging
+import re
+import sys
+import time
+import uuid
+
+from flask import Response, g, request
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
+from prometheus_client import REGISTRY, generate_latest
+from prometheus_client import multiprocess
+
+log = logging.getLogger("inventory.requests")
+
+# An incoming X-Request-ID is echoed when it looks like an id (a proxy's or a
+# client's); anything else is replaced, so logs cannot be forged through it.
+_REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:~-]{1,128}$")
+_UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+# One set of metrics per process: every app instance of the process shares them.
+REQUESTS = Counter("inventory_requests_total", "HTTP requests answered.",
+                   ["method", "route", "status"])
+LATENCY = Histogram("inventory_request_duration_seconds", "Time to answer a request.",
+                    ["method", "route"],
+                    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message and extras."""
+
+    FIELDS = ("request_id", "method", "path", "route", "status", "duration_ms", "principal")
+
+    def format(self, record):
+        entry = {"time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+                 "level": record.levelname.lower(), "logger": record.name,
+                 "message": record.getMessage()}
+        entry.update((k, getattr(record, k)) for k in self.FIELDS if hasattr(record, k))
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)
+
+
+JsonFormatter.converter = time.gmtime
+
+
+def configure_logging(level="INFO"):
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+def request_id():
+    return g.get("request_id", "unknown")
+
+
+def instance_uri(request_id_value):
+    if _UUID_RE.match(request_id_value):
+        return f"urn:uuid:{request_id_value}"
+    return f"urn:x-request-id:{request_id_value}"
+
+
+def _start():
+    incoming = request.headers.get("X-Request-ID", "")
+    g.request_id = incoming if _REQUEST_ID_RE.match(incoming) else str(uuid.uuid4())
+    g.started = time.perf_counter()
+
+
+def _finish(response):
+    response.headers["X-Request-ID"] = request_id()
+    duration = time.perf_counter() - g.get("started", time.perf_counter())
+    route = request.url_rule.rule if request.url_rule is not None else "unmatched"
+    REQUESTS.labels(request.method, route, str(response.status_code)).inc()
+    LATENCY.labels(request.method, route).observe(duration)
+    principal = g.get("principal")
+    log.info("%s %s %s", request.method, request.path, response.status_code, extra={
+        "request_id": request_id(), "method": request.method, "path": request.path,
+        "route": route, "status": response.status_code,
+        "duration_ms": round(duration * 1000, 3),
+        "principal": principal.name if principal is not None else None})
+    return response
+
+
+def metrics():
+    """The Prometheus exposition; across gunicorn workers when
+    PROMETHEUS_MULTIPROC_DIR is set (prometheus_client's multiprocess mode)."""
+    import os
+
+    registry = REGISTRY
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+    return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+
+
+def init_app(app):
+    app.before_request(_start)
+    app.after_request(_finish)
+    app.add_url_rule("/metrics", "metrics", metrics)
