@@ -5,7 +5,7 @@ import sys
 
 from flask import Flask
 
-from inventory import api, auth, errors, http, observability, paging, store
+from inventory import api, auth, demo, errors, http, observability, paging, store
 from inventory.api import idempotency
 from inventory.config import Config
 
@@ -25,6 +25,7 @@ def create_app(config=None):
     auth.init_app(app, config)
     idempotency.init_app(app)  # after auth: keys belong to the caller
     api.init_app(app)
+    demo.init_app(app, config, database)
     return app
 
 

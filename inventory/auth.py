@@ -85,9 +85,9 @@ def init_app(app, config):
     admin_token = config.INVENTORY_ADMIN_TOKEN
     if not admin_token and config.embedded and config.ANNOUNCE:
         admin_token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        print("\n  The embedded in-memory store is in use: all data lives in this process\n"
-              "  and is lost when it stops (set MONGODB_URI for a real database).\n"
-              f"  A local admin token, valid until then:\n\n    {admin_token}\n", flush=True)
+        # printed, never logged: logs must not hold tokens
+        print(f"\n  A local admin token, valid while this process lives:\n\n    {admin_token}\n",
+              flush=True)
     elif not admin_token and not config.embedded and config.ANNOUNCE:
         log.warning("No INVENTORY_ADMIN_TOKEN is set. Unless tokens exist in the database, "
                     "every request will be refused (401). Make one with: flask --app app "

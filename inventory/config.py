@@ -23,6 +23,8 @@ class Config:
         self.TRUST_PROXY = _flag("TRUST_PROXY")
         # Accepted as an unscoped admin token named "admin".
         self.INVENTORY_ADMIN_TOKEN = os.environ.get("INVENTORY_ADMIN_TOKEN") or None
+        # Load the demo estate at start (inventory.demo).
+        self.DEMO = _flag("INVENTORY_DEMO")
         # Print start-up notices (the local admin token); set when serving.
         self.ANNOUNCE = False
         self.MAX_CONTENT_LENGTH = 1024 * 1024

@@ -57,3 +57,35 @@ def test_unreachable_database_is_503_quickly_and_health_stays_200():
         assert response.headers["Retry-After"]
     assert time.monotonic() - started < 10
     assert client.get("/healthz").status_code == 200
+
+
+def test_demo_estate_loads_at_start_and_the_readme_session_works_on_it():
+    from app import create_app
+    from inventory.config import Config
+    from tests.conftest import ADMIN_TOKEN, client_with
+
+    app = create_app(Config(TESTING=True, DEMO=True, INVENTORY_ADMIN_TOKEN=ADMIN_TOKEN))
+    client = client_with(app, ADMIN_TOKEN)
+    assert len(client.get("/organizations").get_json()["results"]) == 3
+    clusters = client.get("/kubeclusters?limit=100").get_json()["results"]
+    assert len(clusters) == 10
+    assert {c["infrastructure"]["cloud"]["provider"] for c in client.get(
+        "/kubeplatforms").get_json()["results"]} == {"aws", "gcp", "azure"}
+    due = client.get("/kubeclusters", query_string={
+        "filter": 'environment="production" AND version<"1.30"'}).get_json()["results"]
+    assert {c["name"] for c in due} == {"analytics-prod", "warehouse-prod", "tps-prod"}
+    scans = client.get("/kubeclusters/shop-prod/scans").get_json()["results"]
+    assert len(scans) == 7 and scans == sorted(scans, key=lambda s: s["scanned_on"])
+
+
+def test_loading_the_demo_twice_changes_nothing(store):
+    from inventory.demo import load_demo
+
+    assert load_demo(store) is True
+    assert load_demo(store) is False
+    assert store.db.organizations.count_documents({}) == 3
+
+
+def test_seed_demo_command_refuses_on_the_embedded_store(runner):
+    result = runner.invoke(args=["seed-demo"])
+    assert result.exit_code != 0 and "INVENTORY_DEMO=1" in result.output

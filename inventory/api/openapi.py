@@ -76,6 +76,36 @@ ERROR_MEANINGS = {
 }
 
 
+# Stable operation ids: the names generated clients give their functions.
+OPERATION_IDS = {
+    ("get", "/organizations"): "listOrganizations",
+    ("post", "/organizations"): "createOrganization",
+    ("get", "/organizations/{org}"): "getOrganization",
+    ("patch", "/organizations/{org}"): "updateOrganization",
+    ("delete", "/organizations/{org}"): "deleteOrganization",
+    ("get", "/kubeplatforms"): "listKubePlatforms",
+    ("post", "/kubeplatforms"): "createKubePlatform",
+    ("get", "/kubeplatforms/{platform}"): "getKubePlatform",
+    ("patch", "/kubeplatforms/{platform}"): "updateKubePlatform",
+    ("delete", "/kubeplatforms/{platform}"): "deleteKubePlatform",
+    ("get", "/kubeclusters"): "listKubeClusters",
+    ("post", "/kubeclusters"): "createKubeCluster",
+    ("get", "/kubeclusters/{cluster}"): "getKubeCluster",
+    ("patch", "/kubeclusters/{cluster}"): "updateKubeCluster",
+    ("delete", "/kubeclusters/{cluster}"): "deleteKubeCluster",
+    ("get", "/kubeclusters/{cluster}/scans"): "listKubeClusterScans",
+    ("post", "/kubeclusters/{cluster}/scans"): "recordKubeClusterScan",
+    ("get", "/kubeclusters/{cluster}/scans/{scan}"): "getKubeClusterScan",
+    ("get", "/tokens"): "listTokens",
+    ("post", "/tokens"): "createToken",
+    ("get", "/tokens/{token}"): "getToken",
+    ("delete", "/tokens/{token}"): "revokeToken",
+    ("get", "/healthz"): "getHealth",
+    ("get", "/readyz"): "getReadiness",
+    ("get", "/schemas/{name}.json"): "getJsonSchema",
+}
+
+
 def _problem(status):
     headers = {"X-Request-ID": {"$ref": "#/components/headers/X-Request-ID"},
                "Link": {"$ref": "#/components/headers/Link"}}
@@ -112,8 +142,9 @@ def _error_statuses(path, method, operation, blueprint):
     return statuses
 
 
-def _complete_operation(path, method, operation, path_item):
+def _complete_operation(path, method, operation):
     blueprint = (operation.get("tags") or [""])[0]
+    operation["operationId"] = OPERATION_IDS[(method, path)]
     responses = operation["responses"]
     for key in [k for k in responses if not k.startswith("2")]:
         del responses[key]  # flask-smorest's own error entries
@@ -168,6 +199,7 @@ def complete(document):
         "type": "http", "scheme": "bearer",
         "description": "An API token: `Authorization: Bearer <token>`."}}
     document["security"] = [{"bearerAuth": []}]
+    components["schemas"].pop("PaginationMetadata", None)  # flask-smorest's; unused here
     document["info"]["description"] = (
         "An inventory of Kubernetes infrastructure for customers: organizations, their "
         "platforms, the clusters those provision, and the clusters' scans. Lists page with "
@@ -177,5 +209,5 @@ def complete(document):
         _describe_path_parameters(path_item)
         for method, operation in path_item.items():
             if method in ("get", "post", "patch", "put", "delete"):
-                _complete_operation(path, method, operation, path_item)
+                _complete_operation(path, method, operation)
     return document

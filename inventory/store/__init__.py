@@ -112,5 +112,8 @@ def init_app(app, config):
     app.extensions["inventory.store"] = store
     if config.embedded:
         store.create_indexes()  # no release step runs for an in-memory database
+        if config.ANNOUNCE:
+            log.warning("No MONGODB_URI: the embedded in-memory store is in use. All data "
+                        "lives in this process and is lost when it stops.")
     app.cli.add_command(create_indexes_command)
     return store
