@@ -8,13 +8,14 @@ from flask import Flask
 from inventory import api, auth, demo, errors, http, observability, paging, store
 from inventory.api import idempotency
 from inventory.config import Config
+from inventory.jsonprovider import OrjsonProvider
 
 
 def create_app(config=None):
     config = config or Config()
     app = Flask(__name__)
+    app.json = OrjsonProvider(app)  # keeps the schemas' field order too
     app.config.from_object(config)
-    app.json.sort_keys = False  # keep the schemas' field order
     if not config.TESTING and not logging.getLogger().handlers:
         observability.configure_logging()  # gunicorn.conf.py configures it when serving
     observability.init_app(app)  # first: every later hook and error has a request id

@@ -5,6 +5,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.conftest import REAL_MONGO
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -59,12 +61,12 @@ def test_unreachable_database_is_503_quickly_and_health_stays_200():
     assert client.get("/healthz").status_code == 200
 
 
-def test_demo_estate_loads_at_start_and_the_readme_session_works_on_it():
+def test_demo_estate_loads_at_start(config):
     from app import create_app
-    from inventory.config import Config
     from tests.conftest import ADMIN_TOKEN, client_with
 
-    app = create_app(Config(TESTING=True, DEMO=True, INVENTORY_ADMIN_TOKEN=ADMIN_TOKEN))
+    config.DEMO = True
+    app = create_app(config)
     client = client_with(app, ADMIN_TOKEN)
     assert len(client.get("/organizations").get_json()["results"]) == 3
     clusters = client.get("/kubeclusters?limit=100").get_json()["results"]
@@ -76,6 +78,9 @@ def test_demo_estate_loads_at_start_and_the_readme_session_works_on_it():
     assert {c["name"] for c in due} == {"analytics-prod", "warehouse-prod", "tps-prod"}
     scans = client.get("/kubeclusters/shop-prod/scans").get_json()["results"]
     assert len(scans) == 7 and scans == sorted(scans, key=lambda s: s["scanned_on"])
+    store = app.extensions["inventory.store"]
+    if REAL_MONGO:
+        store.db.client.drop_database(store.db.name)
 
 
 def test_loading_the_demo_twice_changes_nothing(store):
@@ -86,6 +91,8 @@ def test_loading_the_demo_twice_changes_nothing(store):
     assert store.db.organizations.count_documents({}) == 3
 
 
+@pytest.mark.skipif(REAL_MONGO, reason="about the embedded store")
 def test_seed_demo_command_refuses_on_the_embedded_store(runner):
     result = runner.invoke(args=["seed-demo"])
     assert result.exit_code != 0 and "INVENTORY_DEMO=1" in result.output
+

@@ -1,7 +1,7 @@
 """Access control: tokens, roles, organization scope."""
 import pytest
 
-from tests.conftest import ADMIN_TOKEN, assert_problem, bearer, client_with
+from tests.conftest import ADMIN_TOKEN, REAL_MONGO, assert_problem, bearer, client_with
 
 UNKNOWN_ORG = "org_00000000-0000-7000-8000-000000000000"
 
@@ -230,7 +230,7 @@ def test_scoped_pages_are_full(app, inventory, as_role):
 
 def test_continuation_token_of_another_caller_is_422(as_role, inventory, client):
     mine = inventory.org()["id"]
-    for i in range(3):
+    for _ in range(3):
         inventory.platform(org=mine)
     token = client.get("/kubeplatforms?limit=1").get_json()["pagination"]["continue"]
     caller = as_role("reader", mine)
@@ -269,6 +269,7 @@ def test_admin_token_from_the_environment_is_an_unscoped_admin(app, two_orgs):
     assert client.post("/organizations", json={"title": "x"}).get_json()["created_by"] == "admin"
 
 
+@pytest.mark.skipif(REAL_MONGO, reason="about the embedded store")
 def test_embedded_store_makes_and_prints_a_local_admin_token(capsys, caplog):
     from app import create_app
     from inventory.config import Config
@@ -282,6 +283,7 @@ def test_embedded_store_makes_and_prints_a_local_admin_token(capsys, caplog):
     assert client_with(app, token).get("/organizations").status_code == 200
 
 
+@pytest.mark.skipif(REAL_MONGO, reason="about the embedded store")
 def test_writing_token_commands_refuse_on_the_embedded_store(runner):
     for args in (["tokens", "create", "--name", "x", "--role", "admin"],
                  ["tokens", "revoke", "tok_x"], ["tokens", "list"]):

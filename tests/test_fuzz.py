@@ -4,20 +4,36 @@ Every operation is called with generated requests, valid and invalid; no
 answer may be a 500, and every answer must be one the document describes
 (status, headers, body schema, content type).
 """
+import uuid
+
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import positive_data_acceptance
 
 from app import create_app
 from inventory.config import Config
-from tests.conftest import ADMIN_TOKEN
+from tests.conftest import ADMIN_TOKEN, REAL_MONGO
 
-app = create_app(Config(TESTING=True, INVENTORY_ADMIN_TOKEN=ADMIN_TOKEN))
+# schemathesis collects its cases from a module-level schema, so the app is
+# made here; on a real server it gets a throwaway database, dropped below.
+_DATABASE = f"inventory_fuzz_{uuid.uuid4().hex[:12]}" if REAL_MONGO else None
+app = create_app(Config(TESTING=True, INVENTORY_ADMIN_TOKEN=ADMIN_TOKEN, MONGODB_DB=_DATABASE))
 schema = schemathesis.openapi.from_wsgi("/openapi.json", app)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _drop_database():
+    yield
+    if REAL_MONGO:
+        store = app.extensions["inventory.store"]
+        store.db.client.drop_database(store.db.name)
 
 
 def _seed():
     """A few records, so that generated paths can hit real ones too."""
+    if REAL_MONGO:
+        app.extensions["inventory.store"].create_indexes()
     client = app.test_client()
     headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     org = client.post("/organizations", json={"title": "Fuzz"}, headers=headers).get_json()["id"]

@@ -45,7 +45,7 @@ def test_a_page_is_one_range_query_sorted_on_id_reading_limit_plus_one(store):
     assert len(recorder.finds) == 2
     (query,), options = recorder.finds[1]
     assert options == {"sort": [("_id", 1)], "limit": 11}
-    assert {"_id": {"$gt": first.next_after}} in query["$and"]
+    assert query["_id"] == {"$gt": first.next_after}
     assert "skip" not in options
     assert [r["id"] for r in second.records] > [r["id"] for r in first.records]
 
@@ -56,7 +56,18 @@ def test_scan_pages_stay_inside_their_clusters_key_range(store, tree):
     store.scans.collection = recorder
     store.scans.list_of_cluster(cluster["id"], None, None, 5)
     (query,), options = recorder.finds[0]
-    assert {"_id": {"$gt": f"{cluster['id']}/", "$lt": f"{cluster['id']}0"}} in query["$and"]
+    assert query["_id"] == {"$gt": f"{cluster['id']}/", "$lt": f"{cluster['id']}0"}
+    assert options == {"sort": [("_id", 1)], "limit": 6}
+
+
+def test_a_filtered_page_keeps_its_range_and_filter_apart(store, tree):
+    recorder = RecordingCollection(store.platforms.collection)
+    store.platforms.collection = recorder
+    from inventory import filtering
+
+    store.platforms.list(filtering.parse('name>"a" AND title="x"'), "p0", 5)
+    (query,), options = recorder.finds[0]
+    assert {"_id": {"$gt": "p0"}} in query["$and"]  # the filter's own `_id` term stays apart
     assert options == {"sort": [("_id", 1)], "limit": 6}
 
 
@@ -74,8 +85,10 @@ def test_duplicate_slug_raises_duplicate(store, tree):
 
 
 def test_cluster_id_index_is_unique(store, tree):
+    from pymongo.errors import DuplicateKeyError
+
     cluster = tree[2]
-    with pytest.raises(Exception):
+    with pytest.raises(DuplicateKeyError):
         store.clusters.collection.insert_one({"_id": "other", "id": cluster["id"]})
 
 

@@ -46,6 +46,18 @@ class Page:
     next_after: str | None  # the last key of this page when another page follows
 
 
+def _all_of(clauses):
+    """One query matching all `clauses`: a plain document when their fields
+    are distinct (cheaper to evaluate, in the embedded store above all),
+    else `$and`."""
+    merged = {}
+    for clause in clauses:
+        if any(key in merged or key.startswith("$") for key in clause):
+            return {"$and": clauses}
+        merged.update(clause)
+    return merged
+
+
 def _merge_patch(prefix, value, sets, unsets):
     """Flatten an RFC 7386 merge patch into dotted `$set`/`$unset` paths:
     objects merge key by key (`{}` changes nothing), null removes."""
@@ -135,7 +147,7 @@ class ResourceStore:
         if upper is not None:
             bounds["$lt"] = upper
         clauses = [c for c in (scope_query, query, {"_id": bounds} if bounds else None, LIVE) if c]
-        docs = list(self.collection.find({"$and": clauses}, sort=[("_id", 1)], limit=limit + 1))
+        docs = list(self.collection.find(_all_of(clauses), sort=[("_id", 1)], limit=limit + 1))
         more = len(docs) > limit
         docs = docs[:limit]
         return Page([self.to_api(d) for d in docs], docs[-1]["_id"] if more else None)
@@ -167,7 +179,9 @@ class ResourceStore:
         value; with `revisions` (If-Match), the record must still be at one of
         them: the check and the write are one operation."""
         immutable = {self.stored_name(f): v for f, v in (immutable or {}).items()}
-        conditions = {**immutable, **({REVISION: {"$in": revisions}} if revisions is not None else {})}
+        conditions = dict(immutable)
+        if revisions is not None:
+            conditions[REVISION] = {"$in": revisions}
         match = self.match(key, scope)
         if conditions:
             match = {"$and": [match, conditions]}
@@ -245,7 +259,7 @@ class ResourceStore:
         """Delete the matching records and everything below them."""
         self.mark_deleting(query)
         if self.children is not None:
-            self.delete_children(list(self.collection.find(query)))
+            self.delete_children(list(self.collection.find(query, {"_id": 1, "id": 1})))
         self.collection.delete_many({**query, DELETING: True})
 
     def delete_children(self, docs):

@@ -9,7 +9,7 @@ a regex, so there is nothing to escape and the index can serve it.
 import re
 from datetime import datetime, timezone
 
-from inventory.filtering import Comparison, Logical, Not, filter_error
+from inventory.filtering import Logical, Not, filter_error
 
 EMITTED_OPERATORS = frozenset({"$and", "$or", "$nor", "$not", "$eq", "$ne", "$lt", "$lte",
                                "$gt", "$gte", "$exists"})

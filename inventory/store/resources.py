@@ -134,10 +134,14 @@ class ScanStore(ResourceStore):
             raise NotFound(f"No scan {scan_id!r} of this cluster.")
         return self.to_api(doc)
 
+    @staticmethod
+    def key(cluster_id, scanned_on, scan_id):
+        return f"{cluster_id}/{scanned_on:012d}/{scan_id}"
+
     def create(self, cluster, scanned_on=None):
         scanned_on = int(time.time()) if scanned_on is None else scanned_on
         scan_id = new_id("k8scs")
-        doc = {"_id": f"{cluster['id']}/{scanned_on:012d}/{scan_id}", "id": scan_id,
+        doc = {"_id": self.key(cluster["id"], scanned_on, scan_id), "id": scan_id,
                "cluster": cluster["id"], "scanned_on": scanned_on}
         self.insert(doc)
         # The cluster's update doubles as the check that it still exists.

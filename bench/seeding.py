@@ -1,0 +1,58 @@
+"""Seeding the embedded store with the bench's estate."""
+from inventory.ids import new_id
+from inventory.store.base import new_revision
+from inventory.store.query import version_key
+from inventory.store.resources import ScanStore
+
+COLLECTIONS = ("organizations", "platforms", "clusters", "scans")
+
+
+def seed(store, n):
+    """n organizations, n platforms (one each), n clusters (one per platform)
+    and n scans of the first cluster.
+
+    One record of each is made through the store, so the documents have the
+    store's own shape; they are then copied with new keys and written in bulk
+    before the indexes exist (record by record, the embedded store's unique
+    checks make seeding quadratic: about 20 s at N=1,000, far longer at 10,000).
+    """
+    principal = "bench"
+    org = store.organizations.create({"title": "t", "description": ""}, principal)
+    store.platforms.create({"name": "template", "organization": org["id"], "title": "",
+                            "description": "", "control_plane": {"provider": "eks"},
+                            "infrastructure": {"cloud": {"provider": "aws"}}}, principal)
+    cluster = store.clusters.create({"name": "template", "platform": "template", "title": "",
+                                     "description": "", "environment": "dev",
+                                     "version": "1.30.0", "labels": {}}, principal)
+    store.scans.create(cluster, 1_700_000_000)
+    template = {name: store.db[name].find_one({}) for name in COLLECTIONS}
+    for name in COLLECTIONS:
+        store.db[name].drop_indexes()
+        store.db[name].delete_many({})
+
+    docs = {name: [] for name in COLLECTIONS}
+    for i in range(n):
+        org_id, version = new_id("org"), f"1.{28 + i % 5}.{i % 7}"
+        docs["organizations"].append({**template["organizations"], "_id": org_id,
+                                      "title": f"Customer {i}", "_rev": new_revision()})
+        docs["platforms"].append({**template["platforms"], "_id": f"platform-{i:05d}",
+                                  "organization": org_id, "title": f"Platform {i}",
+                                  "_rev": new_revision()})
+        docs["clusters"].append({**template["clusters"], "_id": f"cluster-{i:05d}",
+                                 "id": new_id("k8scl"), "platform": f"platform-{i:05d}",
+                                 "organization": org_id,
+                                 "environment": ("production", "staging", "dev")[i % 3],
+                                 "version": version, "_version_key": version_key(version),
+                                 "labels": {"team": f"team-{i % 10}"}, "_rev": new_revision()})
+    first = docs["clusters"][0]
+    for i in range(n):
+        scan_id, scanned_on = new_id("k8scs"), 1_700_000_000 + i * 3600
+        docs["scans"].append({**template["scans"], "_id": ScanStore.key(first["id"], scanned_on, scan_id),
+                              "id": scan_id, "cluster": first["id"], "scanned_on": scanned_on})
+    first["last_scanned_on"] = docs["scans"][-1]["scanned_on"]
+    for name in COLLECTIONS:
+        store.db[name].insert_many(docs[name])
+    store.create_indexes()
+    _, secret = store.tokens.create({"name": "bench", "role": "writer"}, principal)
+    return secret
+

@@ -1,0 +1,79 @@
+"""Depth independence where the database is real: every list query shape is an
+index-bounded range reading at most one document more than the page.
+
+explain() is a real server's; these run when MONGODB_URI is set. On the
+embedded store, tests/test_store.py records the queries' shape instead.
+"""
+import json
+
+import pytest
+
+from inventory import filtering
+from tests.conftest import REAL_MONGO
+from tests.test_store import RecordingCollection
+
+pytestmark = pytest.mark.skipif(not REAL_MONGO, reason="explain() needs a real MongoDB "
+                                "(set MONGODB_URI)")
+
+PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
+SIZE, LIMIT = 300, 20
+
+
+@pytest.fixture
+def estate(store):
+    orgs = [store.organizations.create({"title": f"O{i}", "description": ""}, "t")["id"]
+            for i in range(3)]
+    clusters = []
+    for i in range(SIZE):
+        org = orgs[i % 3]
+        store.platforms.create({"name": f"p{i:04d}", "organization": org, **PLATFORM}, "t")
+        clusters.append(store.clusters.create({"name": f"c{i:04d}", "platform": f"p{i % 7:04d}",
+                                               "environment": "dev", "version": "1.30",
+                                               "labels": {}}, "t"))
+    for i in range(SIZE):
+        store.scans.create(clusters[0], 1_700_000_000 + i)
+    return orgs, clusters
+
+
+def plan_of(resource, run):
+    """The explain() of the one find that `run` makes on `resource`."""
+    recorder = RecordingCollection(resource.collection)
+    resource.collection = recorder
+    try:
+        run()
+    finally:
+        resource.collection = recorder._collection
+    (query,), options = recorder.finds[-1]
+    assert "skip" not in options and options["limit"] == LIMIT + 1
+    return resource.collection.find(query, sort=options["sort"], limit=options["limit"]).explain()
+
+
+def assert_index_bounded(plan):
+    winning = json.dumps(plan["queryPlanner"]["winningPlan"])
+    assert "IXSCAN" in winning and "COLLSCAN" not in winning, winning
+    assert '"SORT"' not in winning, "the index must give the order, not an in-memory sort"
+    assert plan["executionStats"]["totalDocsExamined"] <= LIMIT + 1, plan["executionStats"]
+
+
+@pytest.mark.parametrize("depth", [0, 0.5, 0.9])
+def test_plain_list_is_an_index_range_at_any_depth(store, estate, depth):
+    after = f"p{int(SIZE * depth):04d}" if depth else None
+    assert_index_bounded(plan_of(store.platforms, lambda: store.platforms.list(None, after, LIMIT)))
+
+
+def test_filtered_list_uses_the_reference_index(store, estate):
+    tree = filtering.parse('platform="p0003"')
+    assert_index_bounded(plan_of(store.clusters, lambda: store.clusters.list(tree, "c0100", LIMIT)))
+
+
+def test_organization_scoped_list_uses_the_scope_index(store, estate):
+    orgs, _ = estate
+    assert_index_bounded(plan_of(store.clusters, lambda: store.clusters.list(
+        None, "c0150", LIMIT, scope=orgs[1])))
+
+
+def test_scans_of_a_cluster_are_an_id_range(store, estate):
+    _, clusters = estate
+    cluster_id = clusters[0]["id"]
+    assert_index_bounded(plan_of(store.scans, lambda: store.scans.list_of_cluster(
+        cluster_id, None, f"{cluster_id}/001700000200", LIMIT)))
