@@ -26,13 +26,11 @@ class ServiceError(Exception):
 
     status = 500
 
-    def __init__(self, detail, errors=None, status=None, headers=None):
+    def __init__(self, detail, errors=None, headers=None):
         super().__init__(detail)
         self.detail = detail
         self.errors = errors or []
         self.headers = headers
-        if status is not None:
-            self.status = status
 
 
 class NotFound(ServiceError):
@@ -53,6 +51,16 @@ class Unauthorized(ServiceError):
 
 class Forbidden(ServiceError):
     status = 403
+
+
+class Unavailable(ServiceError):
+    """The database cannot be reached: 503, try again shortly."""
+
+    status = 503
+
+    def __init__(self):
+        super().__init__("The database cannot be reached; try again shortly.",
+                         headers={"Retry-After": "5"})
 
 
 class PreconditionFailed(ServiceError):

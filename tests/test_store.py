@@ -60,14 +60,18 @@ def test_scan_pages_stay_inside_their_clusters_key_range(store, tree):
     assert options == {"sort": [("_id", 1)], "limit": 6}
 
 
-def test_a_filtered_page_keeps_its_range_and_filter_apart(store, tree):
-    recorder = RecordingCollection(store.platforms.collection)
-    store.platforms.collection = recorder
+def test_a_filtered_page_is_the_filter_and_the_range(store, tree):
     from inventory import filtering
 
+    recorder = RecordingCollection(store.platforms.collection)
+    store.platforms.collection = recorder
     store.platforms.list(filtering.parse('name>"a" AND title="x"'), "p0", 5)
-    (query,), options = recorder.finds[0]
-    assert {"_id": {"$gt": "p0"}} in query["$and"]  # the filter's own `_id` term stays apart
+    store.platforms.list(filtering.parse('name>"a"'), "p0", 5)
+    (combined,), options = recorder.finds[0]
+    assert combined["_id"] == {"$gt": "p0"}
+    assert combined["$and"] == [{"_id": {"$gt": "a"}}, {"title": {"$eq": "x"}}]
+    (clashing,), _ = recorder.finds[1]  # the filter's own `_id` term stays apart
+    assert {"_id": {"$gt": "a"}} in clashing["$and"] and {"_id": {"$gt": "p0"}} in clashing["$and"]
     assert options == {"sort": [("_id", 1)], "limit": 6}
 
 

@@ -13,7 +13,7 @@ from flask import current_app
 from flask.cli import with_appcontext
 from pymongo import ASCENDING
 
-from inventory.errors import ServiceError, handle_service_error
+from inventory.errors import Unavailable, handle_service_error
 from inventory.store.base import Page  # noqa: F401  (part of the store's interface)
 from inventory.store.resources import ClusterStore, OrganizationStore, PlatformStore, ScanStore
 from inventory.store.idempotency import IdempotencyStore
@@ -99,9 +99,7 @@ def create_indexes_command():
 
 def _database_unavailable(error):
     log.warning("database unavailable: %s", error)
-    return handle_service_error(ServiceError(
-        "The database cannot be reached; try again shortly.", status=503,
-        headers={"Retry-After": "5"}))
+    return handle_service_error(Unavailable())
 
 
 def init_app(app, config):

@@ -46,13 +46,15 @@ class Page:
     next_after: str | None  # the last key of this page when another page follows
 
 
-def _all_of(clauses):
-    """One query matching all `clauses`: a plain document when their fields
-    are distinct (cheaper to evaluate, in the embedded store above all),
-    else `$and`."""
+def all_of(*clauses):
+    """One query matching all `clauses`: a plain document when their keys
+    (fields, or top-level operators such as `$or`) are distinct, else `$and`.
+    Both mean the same to MongoDB; the plain one is much cheaper for the
+    embedded store to evaluate."""
+    clauses = [clause for clause in clauses if clause]
     merged = {}
     for clause in clauses:
-        if any(key in merged or key.startswith("$") for key in clause):
+        if any(key in merged for key in clause):
             return {"$and": clauses}
         merged.update(clause)
     return merged
@@ -110,9 +112,8 @@ class ResourceStore:
 
     def match(self, key, scope=None):
         """The live record at `key`, if the scope reaches it."""
-        query = {**self.key_filter(key), **LIVE}
-        # $and: a scope on `_id` must not overwrite the key's own `_id`
-        return {"$and": [query, self.scope_filter(scope)]} if scope is not None else query
+        # all_of, not a merged dict: a scope on `_id` must not replace the key
+        return all_of(self.key_filter(key), LIVE, self.scope_filter(scope))
 
     # -- reads ------------------------------------------------------------
 
@@ -146,8 +147,8 @@ class ResourceStore:
             bounds["$gt"] = start
         if upper is not None:
             bounds["$lt"] = upper
-        clauses = [c for c in (scope_query, query, {"_id": bounds} if bounds else None, LIVE) if c]
-        docs = list(self.collection.find(_all_of(clauses), sort=[("_id", 1)], limit=limit + 1))
+        query = all_of(scope_query, query, {"_id": bounds} if bounds else None, LIVE)
+        docs = list(self.collection.find(query, sort=[("_id", 1)], limit=limit + 1))
         more = len(docs) > limit
         docs = docs[:limit]
         return Page([self.to_api(d) for d in docs], docs[-1]["_id"] if more else None)
@@ -182,9 +183,7 @@ class ResourceStore:
         conditions = dict(immutable)
         if revisions is not None:
             conditions[REVISION] = {"$in": revisions}
-        match = self.match(key, scope)
-        if conditions:
-            match = {"$and": [match, conditions]}
+        match = all_of(self.match(key, scope), conditions)
         sets, unsets = {}, {}
         for field, value in changes.items():
             _merge_patch(field, value, sets, unsets)

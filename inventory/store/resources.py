@@ -3,7 +3,7 @@ import time
 
 from inventory.errors import NotFound, Unprocessable
 from inventory.ids import new_id
-from inventory.store.base import REVISION, Record, ResourceStore, new_revision
+from inventory.store.base import REVISION, Record, ResourceStore, all_of, new_revision
 from inventory.store.query import version_key
 
 AUDIT_FIELDS = {"created_by": "string", "created_on": "timestamp",
@@ -99,7 +99,7 @@ class ClusterStore(ResourceStore):
         """Raise `last_scanned_on` to `scanned_on`; False if the cluster is gone."""
         older = {"$or": [{"last_scanned_on": None}, {"last_scanned_on": {"$lt": scanned_on}}]}
         result = self.collection.update_one(
-            {"$and": [self.match(cluster_key), older]},
+            all_of(self.match(cluster_key), older),
             {"$set": {"last_scanned_on": scanned_on, REVISION: new_revision()}})
         return result.matched_count == 1 or self.is_live(cluster_key)
 
