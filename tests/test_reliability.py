@@ -38,11 +38,16 @@ def test_a_scan_changes_its_clusters_etag(client, inventory):
     assert client.get(f"/kubeclusters/{cluster['name']}").headers["ETag"] != before
 
 
-@pytest.mark.parametrize("resource", ["org", "platform", "cluster"])
-def test_patch_with_stale_if_match_is_412_and_changes_nothing(client, inventory, resource):
-    path = {"org": lambda: f"/organizations/{inventory.org()['id']}",
+@pytest.fixture(params=["organization", "platform", "cluster"])
+def record_path(request, inventory):
+    """The path of a new record of each kind that takes If-Match."""
+    return {"organization": lambda: f"/organizations/{inventory.org()['id']}",
             "platform": lambda: f"/kubeplatforms/{inventory.platform()['name']}",
-            "cluster": lambda: f"/kubeclusters/{inventory.cluster()['name']}"}[resource]()
+            "cluster": lambda: f"/kubeclusters/{inventory.cluster()['name']}"}[request.param]()
+
+
+def test_patch_with_stale_if_match_is_412_and_changes_nothing(client, record_path):
+    path = record_path
     stale = client.get(path).headers["ETag"]
     assert client.patch(path, json={"title": "First"}, headers={"If-Match": stale}).status_code == 200
     assert_problem(client.patch(path, json={"title": "Second"}, headers={"If-Match": stale}),
@@ -50,11 +55,8 @@ def test_patch_with_stale_if_match_is_412_and_changes_nothing(client, inventory,
     assert client.get(path).get_json()["title"] == "First"
 
 
-@pytest.mark.parametrize("resource", ["org", "platform", "cluster"])
-def test_delete_with_stale_if_match_is_412_and_deletes_nothing(client, inventory, resource):
-    path = {"org": lambda: f"/organizations/{inventory.org()['id']}",
-            "platform": lambda: f"/kubeplatforms/{inventory.platform()['name']}",
-            "cluster": lambda: f"/kubeclusters/{inventory.cluster()['name']}"}[resource]()
+def test_delete_with_stale_if_match_is_412_and_deletes_nothing(client, record_path):
+    path = record_path
     stale = client.get(path).headers["ETag"]
     client.patch(path, json={"title": "changed"})
     assert_problem(client.delete(path, headers={"If-Match": stale}), 412)
