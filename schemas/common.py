@@ -117,3 +117,10 @@ class ErrorSchema(BodySchema):
     type = fields.String(metadata={"format": "uri"})
     instance = fields.String(metadata={"format": "uri"})
     errors = fields.List(fields.Nested(ErrorDetailSchema))
+
+
+class HealthSchema(BodySchema):
+    """The answer of /healthz and /readyz."""
+
+    SCHEMA_NAME = "Health"
+    status = fields.String(metadata={"description": "`ok`.", "examples": ["ok"]})

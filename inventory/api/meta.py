@@ -6,13 +6,14 @@ from inventory.api.parser import Blueprint
 from inventory.errors import NotFound
 from inventory.schema_urls import schema_url
 from inventory.store import get_store
+from schemas.common import HealthSchema
 
 blp = Blueprint("meta", __name__, description="Health, readiness and JSON Schemas.")
 
 
 @blp.route("/healthz")
 class Health(MethodView):
-    @blp.response(200)
+    @blp.response(200, HealthSchema)
     def get(self):
         """The process is alive"""
         return {"status": "ok"}
@@ -20,7 +21,7 @@ class Health(MethodView):
 
 @blp.route("/readyz")
 class Ready(MethodView):
-    @blp.response(200)
+    @blp.response(200, HealthSchema)
     def get(self):
         """The database answers (else 503)"""
         get_store().ping()
