@@ -1,15 +1,15 @@
 """Request ids, one-JSON-object-per-line logs, and Prometheus metrics."""
 import json
 import logging
+import os
 import re
 import sys
 import time
 import uuid
 
 from flask import Response, g, request
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
-from prometheus_client import REGISTRY, generate_latest
-from prometheus_client import multiprocess
+from prometheus_client import (CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter,
+                               Histogram, generate_latest, multiprocess)
 
 log = logging.getLogger("inventory.requests")
 
@@ -86,8 +86,6 @@ def _finish(response):
 def metrics():
     """The Prometheus exposition; across gunicorn workers when
     PROMETHEUS_MULTIPROC_DIR is set (prometheus_client's multiprocess mode)."""
-    import os
-
     registry = REGISTRY
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()

@@ -1,5 +1,7 @@
 """Bases shared by every resource schema: bodies with `$schema`, audit fields,
 list arguments and envelopes, and the error body."""
+from functools import cached_property
+
 from flask import g
 from marshmallow import Schema, fields, missing, pre_load, validate
 
@@ -30,9 +32,12 @@ class BodySchema(Schema):
     @pre_load
     def drop_read_only(self, data, **_kwargs):
         if isinstance(data, dict):
-            read_only = {f.data_key or name for name, f in self.fields.items() if f.dump_only}
-            data = {k: v for k, v in data.items() if k not in read_only}
+            data = {k: v for k, v in data.items() if k not in self._read_only_keys}
         return data
+
+    @cached_property
+    def _read_only_keys(self):
+        return frozenset(f.data_key or name for name, f in self.fields.items() if f.dump_only)
 
 
 def audit_fields():
