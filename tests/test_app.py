@@ -96,3 +96,13 @@ def test_seed_demo_command_refuses_on_the_embedded_store(runner):
     result = runner.invoke(args=["seed-demo"])
     assert result.exit_code != 0 and "INVENTORY_DEMO=1" in result.output
 
+
+
+def test_mongodb_db_wins_over_the_uris_database():
+    from inventory.config import Config
+    from inventory.store import connect
+
+    uri = "mongodb://127.0.0.1:1/production"
+    assert connect(Config(MONGODB_URI=uri, MONGODB_DB="throwaway")).name == "throwaway"
+    assert connect(Config(MONGODB_URI=uri, MONGODB_DB=None)).name == "production"
+    assert connect(Config(MONGODB_URI="mongodb://127.0.0.1:1", MONGODB_DB=None)).name == "inventory"

@@ -44,7 +44,11 @@ def connect(config):
             config.MONGODB_URI, connect=False, appname="cluster-inventory",
             serverSelectionTimeoutMS=timeout, connectTimeoutMS=timeout,
             socketTimeoutMS=2 * timeout)
-        return client.get_default_database(default=config.MONGODB_DB or "inventory")
+        # MONGODB_DB wins over the URI's own database: the tests rely on it
+        # to work in a throwaway database whatever the URI names.
+        if config.MONGODB_DB:
+            return client[config.MONGODB_DB]
+        return client.get_default_database(default="inventory")
     from inventory.store.embedded import embedded_database  # local runs and tests only
 
     return embedded_database(config.MONGODB_DB or "inventory")
