@@ -106,3 +106,32 @@ def test_mongodb_db_wins_over_the_uris_database():
     assert connect(Config(MONGODB_URI=uri, MONGODB_DB="throwaway")).name == "throwaway"
     assert connect(Config(MONGODB_URI=uri, MONGODB_DB=None)).name == "production"
     assert connect(Config(MONGODB_URI="mongodb://127.0.0.1:1", MONGODB_DB=None)).name == "inventory"
+
+
+def test_the_service_answers_503_while_the_database_is_away_and_recovers_by_itself():
+    import time
+
+    from app import create_app
+    from inventory.config import Config
+    from tests.fake_mongo import FakeMongo
+
+    database = FakeMongo().start()
+    port = database.port
+    app = create_app(Config(TESTING=True, SECRET_KEY="k", MONGODB_TIMEOUT_MS=1000,
+                            MONGODB_URI=f"mongodb://127.0.0.1:{port}/inventory?directConnection=true"))
+    client = app.test_client()
+    try:
+        assert client.get("/readyz").status_code == 200
+        database.stop()
+        started = time.monotonic()
+        response = client.get("/readyz")
+        assert response.status_code == 503 and response.mimetype == "application/problem+json"
+        assert time.monotonic() - started < 5
+        assert client.get("/healthz").status_code == 200
+        database = FakeMongo(port).start()  # the database comes back on its address
+        deadline = time.monotonic() + 15
+        while client.get("/readyz").status_code != 200:
+            assert time.monotonic() < deadline, "the service did not recover by itself"
+            time.sleep(0.2)
+    finally:
+        database.stop()
