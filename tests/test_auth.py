@@ -311,3 +311,12 @@ def test_wrong_role_is_403_in_error_format(as_role):
 
 def test_bearer_helper_matches_client_with(app):
     assert app.test_client().get("/organizations", headers=bearer(ADMIN_TOKEN)).status_code == 200
+
+
+def test_deleting_an_organization_revokes_its_tokens(app, client, make_token, two_orgs):
+    mine, theirs = two_orgs["mine"]["org"]["id"], two_orgs["theirs"]["org"]["id"]
+    doomed = client_with(app, make_token("reader", mine)["token"])
+    spared = client_with(app, make_token("reader", theirs)["token"])
+    assert client.delete(f"/organizations/{mine}?force=true").status_code == 204
+    assert_problem(doomed.get("/kubeclusters"), 401)
+    assert spared.get("/kubeclusters").status_code == 200

@@ -59,14 +59,15 @@ class Store:
 
     def __init__(self, db):
         self.db = db
+        self.tokens = TokenStore(db)
         self.organizations = OrganizationStore(db)
         self.platforms = PlatformStore(db)
         self.clusters = ClusterStore(db)
         self.scans = ScanStore(db)
-        self.tokens = TokenStore(db)
         self.idempotency = IdempotencyStore(db)
         # parents and children, for references and cascading deletes
         self.organizations.children = self.platforms
+        self.organizations.tokens = self.tokens
         self.platforms.organizations = self.organizations
         self.platforms.children = self.clusters
         self.clusters.platforms = self.platforms

@@ -17,11 +17,19 @@ class OrganizationStore(ResourceStore):
     child_field = "organization"
     scope_field = "_id"
     filter_fields = {"id": "string", "title": "string", "description": "string", **AUDIT_FIELDS}
+    tokens = None  # the token collection, set by Store
 
     def create(self, body, principal):
         doc = {"_id": new_id("org"), **body, **self.audit_new(principal)}
         self.insert(doc)
         return self.to_api(doc)
+
+    def delete_where(self, query):
+        """As for any record, and the organization's tokens are revoked too."""
+        ids = [doc["_id"] for doc in self.collection.find(query, {"_id": 1})]
+        super().delete_where(query)
+        if ids:
+            self.tokens.collection.delete_many({"organization": {"$in": ids}})
 
 
 class PlatformStore(ResourceStore):
