@@ -7,9 +7,11 @@ So every operation on the embedded database runs under one lock, which makes
 each whole operation atomic: at least what MongoDB promises. `flask run`
 serves with threads, and so do the concurrency tests.
 """
+import copy
 import threading
 
 import mongomock_ng
+from mongomock_ng.filtering import filter_applies
 
 _LOCK = threading.RLock()
 
@@ -24,6 +26,23 @@ class LockedCollection:
     def find(self, *args, **kwargs):
         with _LOCK:
             return list(self._collection.find(*args, **kwargs))
+
+    def find_one(self, filter=None, projection=None):
+        """mongomock's find_one evaluates the filter against every document;
+        a read by `_id` (every read of one record by its key) goes straight to
+        the document and evaluates the filter on it alone, with the same result."""
+        key = filter.get("_id") if isinstance(filter, dict) else None
+        if not isinstance(key, str) or not _plain_inclusion(projection):
+            with _LOCK:
+                return self._collection.find_one(filter, projection)
+        with _LOCK:
+            documents = self._collection._store  # keyed by _id
+            if key not in documents or not filter_applies(filter, documents[key]):
+                return None
+            found = copy.deepcopy(documents[key])
+        if projection:
+            found = {k: v for k, v in found.items() if k == "_id" or projection.get(k)}
+        return found
 
     def __getattr__(self, name):
         attribute = getattr(self._collection, name)
@@ -61,6 +80,13 @@ class LockedDatabase:
     def command(self, *args, **kwargs):
         with _LOCK:
             return self._database.command(*args, **kwargs)
+
+
+def _plain_inclusion(projection):
+    """No projection, or one that includes top-level fields and nothing else."""
+    return projection is None or all(
+        value in (1, True) and "." not in key and not key.startswith("$")
+        for key, value in projection.items())
 
 
 def embedded_database(name):
