@@ -33,3 +33,53 @@ def test_find_one_returns_a_copy(collections):
     found = locked.find_one({"_id": "a"})
     found["nested"]["y"].append(3)
     assert plain.find_one({"_id": "a"})["nested"]["y"] == [1, 2]
+
+
+PAGE_QUERIES = [
+    {}, {"_deleting": {"$exists": False}}, {"_id": {"$gt": "k05"}}, {"_id": {"$gte": "k05"}},
+    {"_id": {"$gt": "k03", "$lt": "k09"}}, {"_id": {"$gt": "k03", "$lte": "k09"}},
+    {"_id": {"$gt": "k03"}, "group": 1}, {"$and": [{"_id": {"$gt": "k01"}}, {"_id": {"$lt": "k07"}}]},
+    {"group": {"$in": [0, 2]}, "_deleting": {"$exists": False}}, {"_id": {"$eq": "k04"}},
+    {"_id": {"$gt": "zz"}}, {"$or": [{"group": 1}, {"_id": "k00"}]},
+]
+
+
+@pytest.mark.parametrize("query", PAGE_QUERIES)
+@pytest.mark.parametrize("limit", [1, 3, 50])
+@pytest.mark.parametrize("projection", [None, {"_id": 1}, {"_id": 1, "group": 1}])
+def test_pages_in_id_order_match_mongomock_through_writes(query, limit, projection):
+    plain = mongomock_ng.MongoClient().db.things
+    locked = LockedCollection(plain)
+    order = [7, 3, 11, 0, 5, 9, 1, 4, 8, 2, 10, 6]
+    for i in order:
+        locked.insert_one({"_id": f"k{i:02d}", "group": i % 3,
+                           **({"_deleting": True} if i == 5 else {})})
+
+    def same():
+        expected = list(plain.find(query, projection, sort=[("_id", 1)], limit=limit))
+        assert locked.find(query, projection, sort=[("_id", 1)], limit=limit) == expected
+
+    same()
+    locked.delete_one({"_id": "k04"})
+    locked.insert_one({"_id": "k035", "group": 1})
+    same()
+    locked.update_many({}, {"$set": {"group": 2}})
+    same()
+
+
+@pytest.mark.parametrize("query", [
+    {"code": "x1"}, {"code": "nope"}, {"code": "x2", "_deleting": {"$exists": False}},
+    {"code": "x1", "_deleting": {"$exists": False}}, {"code": "x3", "group": 0},
+    {"plain": "p1"}, {"code": {"$in": ["x1"]}},
+])
+def test_reads_by_a_unique_field_match_mongomock_through_writes(query):
+    plain = mongomock_ng.MongoClient().db.things
+    plain.create_index("code", unique=True)
+    locked = LockedCollection(plain)
+    for i in range(1, 5):
+        locked.insert_one({"_id": f"k{i}", "code": f"x{i}", "plain": f"p{i}", "group": i % 2,
+                           **({"_deleting": True} if i == 2 else {})})
+    assert locked.find_one(query) == plain.find_one(query)
+    locked.delete_one({"_id": "k1"})
+    locked.insert_one({"_id": "k9", "code": "x1", "plain": "p9", "group": 1})
+    assert locked.find_one(query) == plain.find_one(query)

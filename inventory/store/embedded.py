@@ -1,47 +1,144 @@
-"""The embedded in-memory database, made as safe under threads as MongoDB.
+"""The embedded in-memory database: mongomock, made as safe under threads as
+MongoDB and as quick to read by key as an index.
 
-mongomock does not promise that one operation is atomic when threads race
-(a `find_one_and_update` reads, then writes). The service relies on exactly
-what MongoDB guarantees: unique indexes and atomic single-document writes.
-So every operation on the embedded database runs under one lock, which makes
-each whole operation atomic: at least what MongoDB promises. `flask run`
-serves with threads, and so do the concurrency tests.
+Threads. mongomock does not promise that one operation is atomic when threads
+race (a `find_one_and_update` reads, then writes). The service relies on
+exactly what MongoDB guarantees: unique indexes and atomic single-document
+writes. So every operation here runs under one lock, which makes each whole
+operation atomic: at least what MongoDB promises. `flask run` serves with
+threads, and so do the concurrency tests.
+
+Keys. mongomock evaluates every query against every document and copies
+each match before it sorts, so a page or a read by key costs the whole
+collection. The two reads the store makes most, one record by `_id` and a
+page in `_id` order, are answered here the way MongoDB answers them with its
+`_id` index: straight to the document, or walking the keys in order from
+the page's lower bound and stopping at the limit. The filter is still
+evaluated by mongomock's own matcher, document by document, so the answers
+are the same (tests/test_embedded.py compares them).
 """
-import copy
+import bisect
 import threading
 
 import mongomock_ng
 from mongomock_ng.filtering import filter_applies
 
 _LOCK = threading.RLock()
+_READS = frozenset({"count_documents", "estimated_document_count", "index_information",
+                    "list_indexes", "distinct", "name", "full_name", "database"})
+_ID_ORDER = [("_id", 1)]
+
+
+def _plain_inclusion(projection):
+    """No projection, or one that includes top-level fields and nothing else."""
+    return projection is None or all(
+        value in (1, True) and "." not in key and not key.startswith("$")
+        for key, value in projection.items())
+
+
+def _copy(value):
+    """A copy of a stored document: its containers are dicts and lists, and
+    everything else in it is immutable (a plain recursion is several times
+    faster than copy.deepcopy)."""
+    if isinstance(value, dict):
+        return {key: _copy(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_copy(inner) for inner in value]
+    return value
+
+
+def _project(document, projection):
+    """A copy of `document` with the fields of an inclusion projection."""
+    if projection:
+        document = {k: v for k, v in document.items() if k == "_id" or projection.get(k)}
+    return _copy(document)
+
+
+def _id_bounds(query):
+    """(lower, lower inclusive, upper, upper inclusive) of a string `_id` range."""
+    condition = query.get("_id")
+    if not isinstance(condition, dict):
+        return None, False, None, False
+    lower = condition.get("$gt", condition.get("$gte"))
+    upper = condition.get("$lt", condition.get("$lte"))
+    return (lower if isinstance(lower, str) else None, "$gte" in condition,
+            upper if isinstance(upper, str) else None, "$lte" in condition)
 
 
 class LockedCollection:
-    """A mongomock collection whose every operation holds the lock; `find`
-    answers a list, read inside the lock."""
+    """A mongomock collection whose every operation holds the lock."""
 
     def __init__(self, collection):
         self._collection = collection
+        self._keys = None  # every `_id`, in order; rebuilt after a write
+        self._by_unique = {}  # field of a unique index -> {value: _id}; likewise
 
-    def find(self, *args, **kwargs):
+    def find(self, filter=None, projection=None, sort=None, limit=0, **kwargs):
+        """A list, read inside the lock; pages in `_id` order walk the keys."""
         with _LOCK:
-            return list(self._collection.find(*args, **kwargs))
+            if sort == _ID_ORDER and limit > 0 and not kwargs and _plain_inclusion(projection):
+                keys = self._ordered_keys()
+                if keys is not None:
+                    return self._walk(keys, filter or {}, projection, limit)
+            return list(self._collection.find(filter, projection, sort=sort, limit=limit,
+                                              **kwargs))
 
     def find_one(self, filter=None, projection=None):
-        """mongomock's find_one evaluates the filter against every document;
-        a read by `_id` (every read of one record by its key) goes straight to
-        the document and evaluates the filter on it alone, with the same result."""
-        key = filter.get("_id") if isinstance(filter, dict) else None
-        if not isinstance(key, str) or not _plain_inclusion(projection):
-            with _LOCK:
-                return self._collection.find_one(filter, projection)
+        """A read by `_id`, or by a field with a unique index, goes straight to
+        the one document it can be; anything else to mongomock."""
         with _LOCK:
-            documents = self._collection._store  # keyed by _id
+            key = self._key_of(filter) if _plain_inclusion(projection) else None
+            if key is None:
+                return self._collection.find_one(filter, projection)
+            documents = self._collection._store  # mongomock's documents, keyed by _id
             if key not in documents or not filter_applies(filter, documents[key]):
                 return None
-            found = copy.deepcopy(documents[key])
-        if projection:
-            found = {k: v for k, v in found.items() if k == "_id" or projection.get(k)}
+            return _project(documents[key], projection)
+
+    def _key_of(self, query):
+        """The `_id` of the only document `query` can match, or None if unknown."""
+        if not isinstance(query, dict):
+            return None
+        if isinstance(query.get("_id"), str):
+            return query["_id"]
+        for field, value in query.items():
+            if isinstance(value, str) and not field.startswith("$"):
+                lookup = self._unique_lookup(field)
+                if lookup is not None:
+                    return lookup.get(value, "")  # "": no document has this value
+        return None
+
+    def _unique_lookup(self, field):
+        if field not in self._by_unique:
+            unique = any(info.get("unique") and info["key"] == [(field, 1)]
+                         for info in self._collection.index_information().values())
+            self._by_unique[field] = {
+                document[field]: document["_id"] for document in self._collection._store.documents
+                if isinstance(document.get(field), str)} if unique else None
+        return self._by_unique[field]
+
+    def _ordered_keys(self):
+        if self._keys is None:
+            keys = [document["_id"] for document in self._collection._store.documents]
+            if not all(isinstance(key, str) for key in keys):
+                return None  # mixed key types: leave ordering to mongomock
+            self._keys = sorted(keys)
+        return self._keys
+
+    def _walk(self, keys, query, projection, limit):
+        lower, lower_inclusive, upper, upper_inclusive = _id_bounds(query)
+        start = 0
+        if lower is not None:
+            start = (bisect.bisect_left if lower_inclusive else bisect.bisect_right)(keys, lower)
+        documents, found = self._collection._store, []
+        for index in range(start, len(keys)):
+            key = keys[index]
+            if upper is not None and (key > upper if upper_inclusive else key >= upper):
+                break
+            if key in documents and filter_applies(query, documents[key]):
+                found.append(_project(documents[key], projection))
+                if len(found) == limit:
+                    break
         return found
 
     def __getattr__(self, name):
@@ -51,6 +148,8 @@ class LockedCollection:
 
         def locked(*args, **kwargs):
             with _LOCK:
+                if name not in _READS:  # a write may add, remove or change keys
+                    self._keys, self._by_unique = None, {}
                 return attribute(*args, **kwargs)
         return locked
 
@@ -80,13 +179,6 @@ class LockedDatabase:
     def command(self, *args, **kwargs):
         with _LOCK:
             return self._database.command(*args, **kwargs)
-
-
-def _plain_inclusion(projection):
-    """No projection, or one that includes top-level fields and nothing else."""
-    return projection is None or all(
-        value in (1, True) and "." not in key and not key.startswith("$")
-        for key, value in projection.items())
 
 
 def embedded_database(name):
