@@ -90,10 +90,18 @@ class LockedCollection:
             key = self._key_of(filter) if _plain_inclusion(projection) else None
             if key is None:
                 return self._collection.find_one(filter, projection)
-            documents = self._collection._store  # mongomock's documents, keyed by _id
+            documents = self._documents()
             if key not in documents or not filter_applies(filter, documents[key]):
                 return None
             return _project(documents[key], projection)
+
+    def _documents(self):
+        """mongomock's own dict of documents by `_id`. Read directly: this
+        class's lock already excludes writers, and mongomock's per-access
+        reader lock would cost more than the read. (Its TTL expiry, which runs
+        on access, is skipped here: the one TTL collection, idempotency keys,
+        checks their age itself.)"""
+        return self._collection._store._documents
 
     def _key_of(self, query):
         """The `_id` of the only document `query` can match, or None if unknown."""
@@ -130,7 +138,7 @@ class LockedCollection:
         start = 0
         if lower is not None:
             start = (bisect.bisect_left if lower_inclusive else bisect.bisect_right)(keys, lower)
-        documents, found = self._collection._store, []
+        documents, found = self._documents(), []
         for index in range(start, len(keys)):
             key = keys[index]
             if upper is not None and (key > upper if upper_inclusive else key >= upper):
