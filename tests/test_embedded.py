@@ -72,9 +72,10 @@ def test_pages_in_id_order_match_mongomock_through_writes(query, limit, projecti
     {"code": "x1", "_deleting": {"$exists": False}}, {"code": "x3", "group": 0},
     {"plain": "p1"}, {"code": {"$in": ["x1"]}},
 ])
-def test_reads_by_a_unique_field_match_mongomock_through_writes(query):
+@pytest.mark.parametrize("unique", [True, False])
+def test_reads_by_an_indexed_field_match_mongomock_through_writes(query, unique):
     plain = mongomock_ng.MongoClient().db.things
-    plain.create_index("code", unique=True)
+    plain.create_index("code", unique=unique)
     locked = LockedCollection(plain)
     for i in range(1, 5):
         locked.insert_one({"_id": f"k{i}", "code": f"x{i}", "plain": f"p{i}", "group": i % 2,
@@ -83,3 +84,7 @@ def test_reads_by_a_unique_field_match_mongomock_through_writes(query):
     locked.delete_one({"_id": "k1"})
     locked.insert_one({"_id": "k9", "code": "x1", "plain": "p9", "group": 1})
     assert locked.find_one(query) == plain.find_one(query)
+    if not unique:  # several documents share a value: the first in insertion order wins
+        locked.insert_one({"_id": "k0", "code": "x1", "plain": "p0", "group": 0})
+        locked.insert_one({"_id": "k8", "code": "x3", "plain": "p8", "group": 0})
+        assert locked.find_one(query) == plain.find_one(query)

@@ -27,7 +27,10 @@ INDEXES = {
     "clusters": [([("id", ASCENDING)], {"unique": True}),
                  ([("platform", ASCENDING), ("_id", ASCENDING)], {}),
                  ([("organization", ASCENDING), ("_id", ASCENDING)], {})],
-    "scans": [([("id", ASCENDING)], {"unique": True})],
+    # Scan ids are UUIDv7s the server makes; the index serves lookups. (A
+    # unique one would guard nothing, and costs the embedded store a pass
+    # over every scan on each insert.)
+    "scans": [([("id", ASCENDING)], {})],
     "tokens": [([("hash", ASCENDING)], {"unique": True}),
                ([("organization", ASCENDING), ("_id", ASCENDING)], {})],
     "idempotency": [([("created_at", ASCENDING)], {"expireAfterSeconds": 24 * 3600})],

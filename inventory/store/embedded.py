@@ -71,7 +71,7 @@ class LockedCollection:
     def __init__(self, collection):
         self._collection = collection
         self._keys = None  # every `_id`, in order; rebuilt after a write
-        self._by_unique = {}  # field of a unique index -> {value: _id}; likewise
+        self._by_field = {}  # field with an index -> {value: [_id, ...]}; likewise
 
     def find(self, filter=None, projection=None, sort=None, limit=0, **kwargs):
         """A list, read inside the lock; pages in `_id` order walk the keys."""
@@ -84,16 +84,17 @@ class LockedCollection:
                                               **kwargs))
 
     def find_one(self, filter=None, projection=None):
-        """A read by `_id`, or by a field with a unique index, goes straight to
-        the one document it can be; anything else to mongomock."""
+        """A read by `_id`, or by a field with an index, goes straight to the
+        documents it can be; anything else to mongomock."""
         with _LOCK:
             key = self._key_of(filter) if _plain_inclusion(projection) else None
             if key is None:
                 return self._collection.find_one(filter, projection)
             documents = self._documents()
-            if key not in documents or not filter_applies(filter, documents[key]):
-                return None
-            return _project(documents[key], projection)
+            for candidate in key:
+                if candidate in documents and filter_applies(filter, documents[candidate]):
+                    return _project(documents[candidate], projection)
+            return None
 
     def _documents(self):
         """mongomock's own dict of documents by `_id`. Read directly: this
@@ -104,30 +105,38 @@ class LockedCollection:
         return self._collection._store._documents
 
     def _key_of(self, query):
-        """The `_id` of the only document `query` can match, or None if unknown."""
+        """The `_id`s, in insertion order, of the only documents `query` can
+        match (those with its `_id`, or its value of an indexed field), or
+        None when it is not such a query. Only string values are looked up:
+        the service stores no arrays in the fields it looks records up by."""
         if not isinstance(query, dict):
             return None
         if isinstance(query.get("_id"), str):
-            return query["_id"]
+            return [query["_id"]]
         for field, value in query.items():
             if isinstance(value, str) and not field.startswith("$"):
-                lookup = self._unique_lookup(field)
+                lookup = self._index_lookup(field)
                 if lookup is not None:
-                    return lookup.get(value, "")  # "": no document has this value
+                    return lookup.get(value, [])
         return None
 
-    def _unique_lookup(self, field):
-        if field not in self._by_unique:
-            unique = any(info.get("unique") and info["key"] == [(field, 1)]
-                         for info in self._collection.index_information().values())
-            self._by_unique[field] = {
-                document[field]: document["_id"] for document in self._collection._store.documents
-                if isinstance(document.get(field), str)} if unique else None
-        return self._by_unique[field]
+    def _index_lookup(self, field):
+        """{value: [_id, ...]} of a field with a single-field index, else None."""
+        if field not in self._by_field:
+            indexed = any(info["key"] == [(field, 1)]
+                          for info in self._collection.index_information().values())
+            lookup = None
+            if indexed:
+                lookup = {}
+                for document in self._documents().values():
+                    if isinstance(document.get(field), str):
+                        lookup.setdefault(document[field], []).append(document["_id"])
+            self._by_field[field] = lookup
+        return self._by_field[field]
 
     def _ordered_keys(self):
         if self._keys is None:
-            keys = [document["_id"] for document in self._collection._store.documents]
+            keys = [document["_id"] for document in self._documents().values()]
             if not all(isinstance(key, str) for key in keys):
                 return None  # mixed key types: leave ordering to mongomock
             self._keys = sorted(keys)
@@ -157,7 +166,7 @@ class LockedCollection:
         def locked(*args, **kwargs):
             with _LOCK:
                 if name not in _READS:  # a write may add, remove or change keys
-                    self._keys, self._by_unique = None, {}
+                    self._keys, self._by_field = None, {}
                 return attribute(*args, **kwargs)
         return locked
 
