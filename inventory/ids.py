@@ -42,15 +42,15 @@ def new_id(prefix):
     return f"{prefix}_{uuid7()}"
 
 
-def now_rfc3339():
-    """UTC now as RFC 3339 with fixed millisecond width and a Z.
+def rfc3339(moment):
+    """An aware datetime as stored: UTC, RFC 3339, fixed millisecond width, Z.
 
     Fixed width makes the strings sort in time order, so filters may compare
     them as strings.
     """
-    now = datetime.now(timezone.utc)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def is_slug(value):
-    return isinstance(value, str) and SLUG_RE.match(value) is not None
+def now_rfc3339():
+    return rfc3339(datetime.now(timezone.utc))

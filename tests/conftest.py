@@ -12,10 +12,6 @@ REAL_MONGO = bool(os.environ.get("MONGODB_URI"))
 ADMIN_TOKEN = "test-admin-token"
 
 
-def bearer(token):
-    return {"Authorization": f"Bearer {token}"}
-
-
 def client_with(app, token):
     """A test client that sends `token` on every request."""
     client = app.test_client()

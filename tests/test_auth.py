@@ -1,7 +1,7 @@
 """Access control: tokens, roles, organization scope."""
 import pytest
 
-from tests.conftest import ADMIN_TOKEN, REAL_MONGO, assert_problem, bearer, client_with
+from tests.conftest import ADMIN_TOKEN, REAL_MONGO, assert_problem, client_with
 
 UNKNOWN_ORG = "org_00000000-0000-7000-8000-000000000000"
 
@@ -308,9 +308,6 @@ def test_wrong_role_is_403_in_error_format(as_role):
     body = assert_problem(as_role("reader").post("/organizations", json={"title": "x"}), 403)
     assert "admin" in body["detail"]
 
-
-def test_bearer_helper_matches_client_with(app):
-    assert app.test_client().get("/organizations", headers=bearer(ADMIN_TOKEN)).status_code == 200
 
 
 def test_deleting_an_organization_revokes_its_tokens(app, client, make_token, two_orgs):

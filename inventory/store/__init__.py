@@ -14,7 +14,6 @@ from flask.cli import with_appcontext
 from pymongo import ASCENDING
 
 from inventory.errors import Unavailable, handle_service_error
-from inventory.store.base import Page  # noqa: F401  (part of the store's interface)
 from inventory.store.resources import ClusterStore, OrganizationStore, PlatformStore, ScanStore
 from inventory.store.idempotency import IdempotencyStore
 from inventory.store.tokens import TokenStore

@@ -7,9 +7,10 @@ match (`"Acme*"`) becomes a range (`$gte "Acme"`, `$lt "Acmf"`) rather than
 a regex, so there is nothing to escape and the index can serve it.
 """
 import re
-from datetime import datetime, timezone
+from datetime import datetime
 
 from inventory.filtering import Logical, Not, filter_error
+from inventory.ids import rfc3339
 
 EMITTED_OPERATORS = frozenset({"$and", "$or", "$nor", "$not", "$eq", "$ne", "$lt", "$lte",
                                "$gt", "$gte", "$exists"})
@@ -44,8 +45,7 @@ def _timestamp(text):
         return None
     if moment.tzinfo is None or "T" not in text.upper():
         return None
-    moment = moment.astimezone(timezone.utc)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return rfc3339(moment)
 
 
 def _successor(prefix):

@@ -8,7 +8,7 @@ import hmac
 import secrets
 from datetime import datetime, timedelta, timezone
 
-from inventory.ids import new_id, now_rfc3339
+from inventory.ids import new_id, now_rfc3339, rfc3339
 from inventory.store.base import ResourceStore
 
 TOKEN_PREFIX = "inv_"
@@ -56,10 +56,9 @@ class TokenStore(ResourceStore):
     def _touch(self, doc):
         now = datetime.now(timezone.utc)
         last = doc.get("last_used_on")
-        stale = (now - LAST_USED_PRECISION).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-        if last is None or last < stale:
+        if last is None or last < rfc3339(now - LAST_USED_PRECISION):
             self.collection.update_one({"_id": doc["_id"]},
-                                       {"$set": {"last_used_on": now_rfc3339()}})
+                                       {"$set": {"last_used_on": rfc3339(now)}})
 
     def revoke(self, key, scope=None):
         self.delete(key, scope=scope)
