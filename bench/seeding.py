@@ -1,7 +1,7 @@
 """Seeding the embedded store with the bench's estate."""
 from inventory.ids import new_id
 from inventory.store.base import new_revision
-from inventory.store.query import version_key
+from inventory.versions import version_key
 from inventory.store.resources import ScanStore
 
 COLLECTIONS = ("organizations", "platforms", "clusters", "scans")
@@ -24,7 +24,7 @@ def seed(store, n):
     cluster = store.clusters.create({"name": "template", "platform": "template", "title": "",
                                      "description": "", "environment": "dev",
                                      "version": "1.30.0", "labels": {}}, principal)
-    store.scans.create(cluster, 1_700_000_000)
+    store.scans.create(cluster["name"], 1_700_000_000)
     template = {name: store.db[name].find_one({}) for name in COLLECTIONS}
     for name in COLLECTIONS:
         store.db[name].drop_indexes()
@@ -37,7 +37,7 @@ def seed(store, n):
                                       "title": f"Customer {i}", "_rev": new_revision()})
         docs["platforms"].append({**template["platforms"], "_id": f"platform-{i:05d}",
                                   "organization": org_id, "title": f"Platform {i}",
-                                  "_rev": new_revision()})
+                                  "_uid": new_revision(), "_rev": new_revision()})
         docs["clusters"].append({**template["clusters"], "_id": f"cluster-{i:05d}",
                                  "id": new_id("k8scl"), "platform": f"platform-{i:05d}",
                                  "organization": org_id,

@@ -1,9 +1,15 @@
 """Configuration, read from the environment only (twelve-factor)."""
 import os
 
+from inventory.schema_urls import LOOPBACK_HOSTS
+
 
 def _flag(name, default="0"):
     return os.environ.get(name, default).strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _list(text):
+    return [item.strip().lower() for item in (text or "").split(",") if item.strip()]
 
 
 class Config:
@@ -27,10 +33,22 @@ class Config:
         self.DEMO = _flag("INVENTORY_DEMO")
         # Print start-up notices (the local admin token); set when serving.
         self.ANNOUNCE = False
-        self.MAX_CONTENT_LENGTH = 1024 * 1024
+        # Hosts that may appear in generated URLs (`Location`, `Link`,
+        # `$schema`); a request naming another is a 400. Comma-separated:
+        # names, `.example.com` for a domain, `*` for any. Default: the
+        # loopback names, or any host behind a trusted proxy (the router
+        # decides which hosts reach the service).
+        self.ALLOWED_HOSTS = _list(os.environ.get("ALLOWED_HOSTS"))
+        self.MAX_BODY_BYTES = 1024 * 1024
         self.TESTING = False
         for key, value in overrides.items():
             setattr(self, key, value)
+
+    @property
+    def allowed_hosts(self):
+        if self.ALLOWED_HOSTS:
+            return self.ALLOWED_HOSTS
+        return ["*"] if self.TRUST_PROXY else list(LOOPBACK_HOSTS)
 
     @property
     def embedded(self):

@@ -58,7 +58,7 @@ def load_demo(store, principal="demo"):
                                          "description": "", "environment": environment,
                                          "version": version, "labels": labels}, principal)
         for day in range(7, 0, -1):  # a week of nightly scans, a little after 02:00 UTC
-            store.scans.create(cluster, today - day * DAY + 2 * 3600 + index * 60)
+            store.scans.create(cluster["name"], today - day * DAY + 2 * 3600 + index * 60)
     return True
 
 

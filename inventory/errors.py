@@ -12,6 +12,7 @@ from flask import current_app, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from inventory.observability import instance_uri, request_id
+from inventory.problems import problem_body
 from inventory.schema_urls import describe
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,15 @@ class PreconditionFailed(ServiceError):
         super().__init__(detail, [error_entry("header.if-match", detail, value)])
 
 
+class InvalidRequest(ServiceError):
+    """A request that is not well-formed where no parser of ours reads it (400)."""
+
+    status = 400
+
+    def __init__(self, location, message, value=None):
+        super().__init__(message, [error_entry(location, message, value)])
+
+
 class Duplicate(ServiceError):
     status = 409
 
@@ -95,15 +105,7 @@ def error_entry(location, message, value=None):
 
 def problem_response(status, detail, errors=(), headers=None):
     """The error body for `status`, with `$schema` and `Link` like any body."""
-    body = {
-        "$schema": describe("Error"),
-        "status": status,
-        "title": HTTPStatus(status).phrase,
-        "detail": detail,
-        "type": "about:blank",
-        "instance": instance_uri(request_id()),
-        "errors": list(errors),
-    }
+    body = problem_body(status, detail, errors, describe("Error"), instance_uri(request_id()))
     response = current_app.response_class(
         current_app.json.dumps(body), status=status, mimetype="application/problem+json"
     )

@@ -1,7 +1,13 @@
-"""Request plumbing: trailing slashes, proxies, Link headers."""
+"""Request plumbing: allowed hosts, the query string's encoding, the body's
+size, trailing slashes, proxies, Link headers."""
+from urllib.parse import unquote_to_bytes
+
+from flask import request
+from werkzeug.exceptions import RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from inventory.schema_urls import add_link_header
+from inventory.errors import InvalidRequest
+from inventory.schema_urls import add_link_header, request_host_allowed
 
 
 class IgnoreTrailingSlash:
@@ -17,6 +23,24 @@ class IgnoreTrailingSlash:
         return self.wsgi_app(environ, start_response)
 
 
+def _check_request():
+    """before_request, first of all: refuse what no route should see."""
+    if not request_host_allowed():
+        raise InvalidRequest("header.host", "This service does not answer for this host; "
+                             "see ALLOWED_HOSTS.", request.host)
+    raw_query = request.environ.get("QUERY_STRING", "")
+    try:  # werkzeug would turn invalid UTF-8 into U+FFFD, silently
+        unquote_to_bytes(raw_query.encode("latin-1")).decode("utf-8")
+    except UnicodeError:
+        raise InvalidRequest("query", "The query string is not UTF-8 once "
+                             "percent-decoded.", raw_query[:200]) from None
+    # Read the whole body now, bounded: werkzeug stops reading a chunked body
+    # at the limit without saying so, and the truncated JSON would be a 400.
+    # The stream's limit is one byte over the documented one to tell them apart.
+    if len(request.get_data(cache=True)) > request.max_content_length - 1:
+        raise RequestEntityTooLarge()
+
+
 def _finish_response(response):
     if response.status_code == 204:
         response.headers.pop("Content-Type", None)  # no body, so no type
@@ -24,9 +48,13 @@ def _finish_response(response):
 
 
 def init_app(app, config):
+    app.config["MAX_CONTENT_LENGTH"] = config.MAX_BODY_BYTES + 1  # see _check_request
+    app.config["ALLOWED_HOSTS"] = config.allowed_hosts
+    app.url_map.merge_slashes = False  # `//x` is a 404, not a 308 to `/x`
     wsgi_app = IgnoreTrailingSlash(app.wsgi_app)
     if config.TRUST_PROXY:
         # one proxy hop (the PaaS router) may set the scheme and host
         wsgi_app = ProxyFix(wsgi_app, x_for=1, x_proto=1, x_host=1, x_port=1)
     app.wsgi_app = wsgi_app
+    app.before_request(_check_request)
     app.after_request(_finish_response)

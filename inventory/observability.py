@@ -18,6 +18,8 @@ log = logging.getLogger("inventory.requests")
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:~-]{1,128}$")
 _UUID_RE = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
 # One set of metrics per process: every app instance of the process shares them.
 REQUESTS = Counter("inventory_requests_total", "HTTP requests answered.",
                    ["method", "route", "status"])
@@ -72,8 +74,11 @@ def _finish(response):
     response.headers["X-Request-ID"] = request_id()
     duration = time.perf_counter() - g.get("started", time.perf_counter())
     route = request.url_rule.rule if request.url_rule is not None else "unmatched"
-    REQUESTS.labels(request.method, route, str(response.status_code)).inc()
-    LATENCY.labels(request.method, route).observe(duration)
+    # Label values come from fixed sets only: any method name a client makes
+    # up would otherwise be a new time series, kept for the process's life.
+    method = request.method if request.method in KNOWN_METHODS else "other"
+    REQUESTS.labels(method, route, str(response.status_code)).inc()
+    LATENCY.labels(method, route).observe(duration)
     principal = g.get("principal")
     log.info("%s %s %s", request.method, request.path, response.status_code, extra={
         "request_id": request_id(), "method": request.method, "path": request.path,

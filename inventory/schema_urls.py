@@ -1,10 +1,47 @@
-"""`$schema` URLs and the `Link: rel="describedBy"` header that repeats them."""
-from flask import g, request
+"""The URLs the service puts in answers (`$schema`, `Link`, `Location`), and
+the hosts they may name.
+
+A client chooses the `Host` header it sends. With `TRUST_PROXY` off, only
+the configured `ALLOWED_HOSTS` may appear in a generated URL: any other host
+is refused (400) before the request does anything, and its error body names
+its schema by a relative URL, never by the forged host.
+"""
+from flask import current_app, g, request
+
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+
+
+def host_name(host):
+    """`host` without its port, lower case: `[::1]:8000` -> `[::1]`."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[:host.find("]") + 1] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def host_allowed(host, allowed):
+    """Whether `host` (with any port) is one of `allowed`: exact names, `*`
+    for any, or `.example.com` for that domain and its subdomains."""
+    name = host_name(host)
+    for pattern in allowed:
+        if pattern == "*" or name == pattern or (
+                pattern.startswith(".") and (name.endswith(pattern) or name == pattern[1:])):
+            return True
+    return False
+
+
+def request_host_allowed():
+    return host_allowed(request.host, current_app.config["ALLOWED_HOSTS"])
+
+
+def base_url():
+    """`scheme://host/` of this request, or "/" when its host is not allowed."""
+    return request.host_url if request_host_allowed() else "/"
 
 
 def schema_url(name):
-    """Absolute URL of the JSON Schema called `name`, from this request's host."""
-    return f"{request.host_url}schemas/{name}.json"
+    """URL of the JSON Schema called `name`, absolute when the host is allowed."""
+    return f"{base_url()}schemas/{name}.json"
 
 
 def describe(name):

@@ -28,11 +28,11 @@ def _require_database():
 def create_token(name, role, organization):
     """Make a token and print its secret (shown only now)."""
     _require_database()
-    store = get_store()
-    if organization and not store.organizations.is_live(organization):
-        raise click.ClickException(f"No organization {organization!r}.")
-    record, secret = store.tokens.create(
-        {"name": name, "role": role, "organization": organization}, "cli")
+    try:
+        record, secret = get_store().tokens.create(
+            {"name": name, "role": role, "organization": organization}, "cli")
+    except ServiceError as error:
+        raise click.ClickException(error.detail) from None
     click.echo(f"Made token {record['id']} ({name}, {role}"
                f"{', organization ' + organization if organization else ''}).")
     click.echo("Its secret, shown only this once:")

@@ -1,12 +1,9 @@
-import re
-
+"""marshmallow schemas: the shape and validation of every body and argument."""
 from marshmallow import fields, validate
 
+from inventory.versions import VERSION_RE
 from schemas.common import BodySchema, audit_fields, envelope
 from schemas.fields import Labels, Slug, Text
-
-# `1.31`, `1.31.2`, `v1.31.2-eks-1234`, `1.29.3+k3s1`
-VERSION_RE = re.compile(r"^v?\d{1,4}\.\d{1,4}(\.\d{1,6})?([-+][0-9A-Za-z.+-]{1,100})?$")
 
 
 class KubeClusterSchema(BodySchema):

@@ -4,15 +4,15 @@ import re
 from marshmallow import ValidationError, fields, validate
 
 from inventory.ids import SLUG_RE
+from inventory.labels import LABEL_KEY_RE, MAX_LABEL_VALUE, MAX_LABELS
 
 # C0/C1 control characters other than tab, newline and carriage return
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_CONTROL_OR_BREAK = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# ...and in single-line text, every line break: also U+2028 and U+2029
+_CONTROL_OR_BREAK = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 SLUG_DESCRIPTION = ("An RFC 1123 DNS label: 1 to 63 characters of a-z, 0-9 and '-', "
                     "starting and ending with a letter or digit.")
-LABEL_KEY_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
-MAX_LABELS = 64
 
 
 class Text(fields.String):
@@ -32,7 +32,8 @@ class Text(fields.String):
 
     def _no_control(self, value):
         if self._control.search(value):
-            raise ValidationError("Must not contain control characters.")
+            raise ValidationError("Must not contain control characters"
+                                  + ("." if self._control is _CONTROL else " or line breaks."))
 
 
 class Slug(fields.String):
@@ -60,7 +61,7 @@ class Labels(fields.Dict):
             keys=fields.String(validate=validate.Regexp(
                 LABEL_KEY_RE, error="Label keys are 1-63 letters, digits, '-' and '_', "
                 "starting and ending with a letter or digit.")),
-            values=Text(256, allow_none=allow_null_values),
+            values=Text(MAX_LABEL_VALUE, allow_none=allow_null_values),
             validate=validate.Length(max=MAX_LABELS,
                                      error=f"At most {MAX_LABELS} labels."),
             metadata=metadata, **kwargs)

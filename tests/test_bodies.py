@@ -5,8 +5,13 @@ from inventory.config import Config
 from tests.conftest import ADMIN_TOKEN, client_with
 
 
-def test_record_schema_url_is_absolute_and_linked(client, inventory):
-    org = inventory.org()
+def test_record_schema_url_is_absolute_and_linked(config):
+    from app import create_app
+
+    config.ALLOWED_HOSTS = ["inv.example.com"]
+    client = client_with(create_app(config), ADMIN_TOKEN)
+    org = client.post("/organizations", json={"title": "A"},
+                      base_url="https://inv.example.com").get_json()
     response = client.get(f"/organizations/{org['id']}", base_url="https://inv.example.com")
     url = "https://inv.example.com/schemas/Organization.json"
     assert response.get_json()["$schema"] == url

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from inventory import filtering
 from inventory.errors import Unprocessable
-from inventory.store.query import EMITTED_OPERATORS, version_key
+from inventory.store.query import EMITTED_OPERATORS
+from inventory.versions import version_key
 from inventory.store.resources import ClusterStore
 from tests.conftest import assert_problem, walk
 

@@ -31,7 +31,7 @@ def estate(store):
                                                "environment": "dev", "version": "1.30",
                                                "labels": {}}, "t"))
     for i in range(SIZE):
-        store.scans.create(clusters[0], 1_700_000_000 + i)
+        store.scans.create(clusters[0]["name"], 1_700_000_000 + i)
     return orgs, clusters
 
 

@@ -2,7 +2,7 @@
 import pytest
 
 from inventory.errors import Conflict, Duplicate, NotFound, Unprocessable
-from inventory.store.base import DELETING
+from inventory.store.base import DELETING, MAX_EXAMINED
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
 
@@ -14,7 +14,7 @@ def tree(store):
     platform = store.platforms.create({"name": "p1", "organization": org["id"], **PLATFORM}, "tester")
     cluster = store.clusters.create({"name": "c1", "platform": "p1", "environment": "dev",
                                      "version": "1.30.1", "labels": {}}, "tester")
-    scan = store.scans.create(cluster, 100)
+    scan = store.scans.create(cluster["name"], 100)
     return org, platform, cluster, scan
 
 
@@ -67,10 +67,14 @@ def test_a_filtered_page_is_the_filter_and_the_range(store, tree):
     store.platforms.collection = recorder
     store.platforms.list(filtering.parse('name>"a" AND title="x"'), "p0", 5)
     store.platforms.list(filtering.parse('name>"a"'), "p0", 5)
-    (combined,), options = recorder.finds[0]
+    # each filtered page: the window's keys, then the filtered range
+    (window, keys_only), window_options = recorder.finds[0]
+    assert window == {"_id": {"$gt": "p0"}} and keys_only == {"_id": 1}
+    assert window_options == {"sort": [("_id", 1)], "skip": MAX_EXAMINED - 1, "limit": 2}
+    (combined,), options = recorder.finds[1]
     assert combined["_id"] == {"$gt": "p0"}
     assert combined["$and"] == [{"_id": {"$gt": "a"}}, {"title": {"$eq": "x"}}]
-    (clashing,), _ = recorder.finds[1]  # the filter's own `_id` term stays apart
+    (clashing,), _ = recorder.finds[3]  # the filter's own `_id` term stays apart
     assert {"_id": {"$gt": "a"}} in clashing["$and"] and {"_id": {"$gt": "p0"}} in clashing["$and"]
     assert options == {"sort": [("_id", 1)], "limit": 6}
 
@@ -99,9 +103,10 @@ def test_cluster_id_index_is_unique(store, tree):
 def test_child_created_under_a_parent_being_deleted_is_undone(store, tree):
     org, platform, _, _ = tree
     store.platforms.mark_deleting({"_id": platform["name"]})
+    read = store.db.platforms.find_one({"_id": "p1"})
     with pytest.raises(Unprocessable):
         store.clusters.insert_under({"_id": "late", "id": "k8scl_late", "platform": "p1"},
-                                    store.platforms, "p1", Unprocessable("body.platform", "gone"))
+                                    store.platforms, read, Unprocessable("body.platform", "gone"))
     assert store.clusters.collection.find_one({"_id": "late"}) is None
 
 
@@ -109,19 +114,85 @@ def test_scan_posted_after_its_cluster_went_leaves_nothing(store, tree):
     _, _, cluster, _ = tree
     store.clusters.mark_deleting({"_id": cluster["name"]})
     with pytest.raises(NotFound):
-        store.scans.create(cluster, 200)
+        store.scans.create(cluster["name"], 200)
     assert store.scans.collection.count_documents({"scanned_on": 200}) == 0
 
 
-def test_interrupted_delete_is_hidden_and_finished_by_a_repeat(store, tree):
-    org, platform, cluster, _ = tree
-    store.organizations.mark_deleting({"_id": org["id"]})  # as if the process died here
-    with pytest.raises(NotFound):
-        store.organizations.get(org["id"])
-    store.organizations.collection.update_one({"_id": org["id"]}, {"$unset": {DELETING: ""}})
+# -- crash recovery: a repeated DELETE finishes what a dead process began ----
+
+
+def _estate(store, org_title="Acme"):
+    """An organization with two platforms of two clusters of two scans each,
+    and a token scoped to it."""
+    org = store.organizations.create({"title": org_title, "description": ""}, "t")
+    names = []
+    for p in range(2):
+        platform = store.platforms.create({"name": f"{org_title.lower()}-p{p}",
+                                           "organization": org["id"], **PLATFORM}, "t")
+        for c in range(2):
+            cluster = store.clusters.create({"name": f"{platform['name']}-c{c}",
+                                             "platform": platform["name"], "environment": "dev",
+                                             "version": "1.30", "labels": {}}, "t")
+            names.append(cluster["name"])
+            for s in range(2):
+                store.scans.create(cluster["name"], 100 + s)
+    store.tokens.create({"name": "scoped", "role": "reader", "organization": org["id"]}, "t")
+    return org, names
+
+
+def _left(store):
+    return {name: store.db[name].count_documents({})
+            for name in ("organizations", "platforms", "clusters", "scans", "tokens")}
+
+
+def test_a_crashed_organization_delete_is_finished_by_a_repeat(store):
+    org, _ = _estate(store)
+    # the process died after marking, with the first platform's subtree swept
+    store.organizations.mark_deleting({"_id": org["id"]})
+    store.platforms.delete_where({"_id": "acme-p0"})
+    assert store.organizations.find_doc(org["id"]) is None  # reads as gone meanwhile
+    assert _left(store) == {"organizations": 1, "platforms": 1, "clusters": 2, "scans": 4,
+                            "tokens": 1}
     store.organizations.delete(org["id"], force=True)
-    for collection in ("organizations", "platforms", "clusters", "scans"):
-        assert store.db[collection].count_documents({}) == 0, collection
+    assert _left(store) == {"organizations": 0, "platforms": 0, "clusters": 0, "scans": 0,
+                            "tokens": 0}
+
+
+def test_a_crashed_platform_delete_is_finished_by_a_repeat(store):
+    _estate(store)
+    store.platforms.mark_deleting({"_id": "acme-p0"})
+    store.clusters.delete_where({"_id": "acme-p0-c0"})  # one cluster of two was swept
+    store.clusters.mark_deleting({"_id": "acme-p0-c1"})  # the other marked, not yet swept
+    store.platforms.delete("acme-p0", force=True)
+    assert store.db.platforms.find_one({"_id": "acme-p0"}) is None
+    assert store.db.clusters.count_documents({"platform": "acme-p0"}) == 0
+    assert _left(store)["scans"] == 4  # the other platform's, untouched
+
+
+def test_a_crashed_cluster_delete_is_finished_by_a_repeat(store):
+    _, names = _estate(store)
+    cluster = store.db.clusters.find_one({"_id": names[0]})
+    store.clusters.mark_deleting({"_id": names[0]})
+    store.scans.collection.delete_one({"cluster": cluster["id"]})  # one scan of two swept
+    store.clusters.delete(cluster["id"])  # by id, as a client may address it
+    assert store.db.clusters.find_one({"_id": names[0]}) is None
+    assert store.db.scans.count_documents({"cluster": cluster["id"]}) == 0
+
+
+def test_an_unforced_repeat_of_a_crashed_delete_restores_a_record_with_children(store):
+    org, _ = _estate(store)
+    store.organizations.mark_deleting({"_id": org["id"]})
+    with pytest.raises(Conflict):
+        store.organizations.delete(org["id"])
+    assert store.organizations.get(org["id"])["id"] == org["id"]  # visible again, whole
+    assert _left(store)["platforms"] == 2
+
+
+def test_a_repeat_of_a_crashed_delete_of_a_childless_record_needs_no_force(store):
+    org = store.organizations.create({"title": "Alone", "description": ""}, "t")
+    store.organizations.mark_deleting({"_id": org["id"]})
+    store.organizations.delete(org["id"])
+    assert store.db.organizations.find_one({"_id": org["id"]}) is None
 
 
 def test_unforced_delete_with_children_raises_conflict_and_leaves_no_mark(store, tree):

@@ -45,29 +45,40 @@ def reserve_or_replay():
         raise Unprocessable("header.idempotency-key", "Must be 1 to 255 visible ASCII "
                             "characters (a UUID is a good choice).", key)
     scoped_key = f"{current_principal().key}:{key}"
-    answer = get_store().idempotency.reserve(scoped_key, _fingerprint())
+    owner, answer = get_store().idempotency.reserve(scoped_key, _fingerprint())
     if answer is None:
-        g.idempotency_key = scoped_key
+        g.idempotency = scoped_key, owner
         return None
-    response = current_app.response_class(answer["body"], status=answer["status"])
-    response.headers.update(answer["headers"])
+    return _replay(answer)
+
+
+def _replay(answer):
+    """The stored answer, its URLs naming this request's host (the first
+    request may have come through another allowed name of the service)."""
+    old, new = answer.get("base", request.host_url), request.host_url
+
+    def rebased(text):
+        return text.replace(old, new) if old != new else text
+    response = current_app.response_class(rebased(answer["body"]), status=answer["status"])
+    response.headers.update({name: rebased(value) for name, value in answer["headers"].items()})
     response.headers["Idempotent-Replayed"] = "true"
     return response
 
 
 def keep_or_release(response):
     """after_request: keep a successful answer for replay, forget a failed one."""
-    key = g.pop("idempotency_key", None)
-    if key is not None:
+    reservation = g.pop("idempotency", None)
+    if reservation is not None:
         add_link_header(response)  # so that the replay carries it too
         store = get_store().idempotency
         if 200 <= response.status_code < 300:
-            store.complete(key, {"status": response.status_code,
-                                 "body": response.get_data(as_text=True),
-                                 "headers": {h: response.headers[h] for h in _REPLAYED_HEADERS
-                                             if h in response.headers}})
+            store.complete(*reservation, {
+                "status": response.status_code, "base": request.host_url,
+                "body": response.get_data(as_text=True),
+                "headers": {h: response.headers[h] for h in _REPLAYED_HEADERS
+                            if h in response.headers}})
         else:
-            store.release(key)
+            store.release(*reservation)
     return response
 
 

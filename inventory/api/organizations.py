@@ -4,7 +4,6 @@ from flask.views import MethodView
 from inventory.api.common import list_page, org_key
 from inventory.api.conditional import if_match, read, with_etag
 from inventory.auth import current_principal, current_scope
-from inventory.errors import Forbidden
 from inventory.api.parser import Blueprint
 from inventory.store import get_store
 from schemas.common import DeleteArgsSchema, ListArgsSchema
@@ -27,9 +26,7 @@ class Organizations(MethodView):
     @blp.response(201, OrganizationSchema)
     def post(self, body):
         """Create an organization (admins not scoped to one)"""
-        if current_scope() is not None:
-            raise Forbidden("A token scoped to one organization cannot create organizations.")
-        org = get_store().organizations.create(body, current_principal().name)
+        org = get_store().organizations.create(body, current_principal().name, current_scope())
         return with_etag(org, 201, {"Location": url_for(".Organization", org=org["id"],
                                                         _external=True)})
 

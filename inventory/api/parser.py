@@ -5,6 +5,7 @@ Infinity, duplicate keys (the last silently wins), bodies that are not JSON at
 all (ignored). This parser makes those a 400 or 415 in the error format.
 """
 import json
+import re
 
 import flask_smorest
 from marshmallow import RAISE
@@ -27,19 +28,28 @@ def _no_constants(name):
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _depth(value, limit):
-    """Depth of nested containers, stopping once past `limit`."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_values(value, limit):
+    """Raise ValueError for nesting deeper than `limit`, or for a string (or
+    key) holding a lone surrogate: `"\\ud800"` is valid JSON text but no
+    Unicode character, and could be neither stored nor sent back."""
     stack = [(value, 1)]
-    deepest = 0
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, depth)
-            if deepest > limit:
-                return deepest
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, depth + 1) for child in children)
-    return deepest
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                raise ValueError("a string holds a lone UTF-16 surrogate (\\ud800-\\udfff), "
+                                 "which is not a Unicode character")
+        elif isinstance(item, (dict, list)):
+            if depth > limit:
+                raise ValueError(f"nested deeper than {limit} levels")
+            if isinstance(item, dict):
+                stack.extend((key, depth) for key in item)
+                stack.extend((child, depth + 1) for child in item.values())
+            else:
+                stack.extend((child, depth + 1) for child in item)
 
 
 def parse_json_body(data):
@@ -59,14 +69,22 @@ def parse_json_body(data):
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
     # ValueError from the hooks, or from integers too long to convert, passes up
-    if _depth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
-        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    _check_values(value, MAX_JSON_DEPTH)
     return value
 
 
 class StrictParser(FlaskParser):
     DEFAULT_UNKNOWN_BY_LOCATION = {**FlaskParser.DEFAULT_UNKNOWN_BY_LOCATION,
                                    "query": RAISE, "querystring": RAISE}
+
+    def load_querystring(self, req, schema):
+        """The query, where a parameter given twice is a 422 at `query.<name>`
+        (webargs would silently take the first)."""
+        repeated = {name: ["Given more than once; give it once."]
+                    for name, values in req.args.lists() if len(values) > 1}
+        if repeated:
+            abort(422, messages={"query": repeated})
+        return super().load_querystring(req, schema)
 
     def _raw_load_json(self, req):
         body = req.get_data(cache=True)

@@ -30,11 +30,9 @@ class KubeClusterScans(MethodView):
     @blp.response(201, KubeClusterScanSchema)
     def post(self, body, cluster):
         """Record a scan of a cluster"""
-        store = get_store()
-        found = store.clusters.get(cluster_key(cluster), current_scope())
-        scan = store.scans.create(found, body.get("scanned_on"))
-        location = url_for(".KubeClusterScan", cluster=found["name"], scan=scan["id"],
-                           _external=True)
+        scan = get_store().scans.create(cluster_key(cluster), body.get("scanned_on"),
+                                        current_scope())
+        location = url_for(".KubeClusterScan", cluster=cluster, scan=scan["id"], _external=True)
         return with_etag(scan, 201, {"Location": location})
 
 

@@ -4,7 +4,6 @@ from flask.views import MethodView
 from inventory.api.common import list_page, token_key
 from inventory.api.parser import Blueprint
 from inventory.auth import current_principal, current_scope
-from inventory.errors import Forbidden, Unprocessable
 from inventory.store import get_store
 from schemas.common import ListArgsSchema
 from schemas.tokens import NewTokenSchema, TokenListSchema, TokenSchema
@@ -25,18 +24,12 @@ class Tokens(MethodView):
     @blp.response(201, NewTokenSchema)
     def post(self, body):
         """Make a token; the answer holds its secret, this once"""
-        store, scope = get_store(), current_scope()
-        if scope is not None:
-            if body["organization"] not in (None, scope):
-                raise Forbidden("A token scoped to one organization can only make "
-                                "tokens for that organization.")
-            body["organization"] = scope
-        org = body["organization"]
-        if org is not None and not store.organizations.is_live(org):
-            raise Unprocessable("body.organization", "No such organization.", org)
-        record, secret = store.tokens.create(body, current_principal().name)
+        record, secret = get_store().tokens.create(body, current_principal().name,
+                                                   current_scope())
+        # the secret must not be kept by any cache between here and the caller
         return ({**record, "token": secret}, 201,
-                {"Location": url_for(".Token", token=record["id"], _external=True)})
+                {"Location": url_for(".Token", token=record["id"], _external=True),
+                 "Cache-Control": "no-store"})
 
 
 @blp.route("/<token>")

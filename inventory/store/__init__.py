@@ -70,6 +70,7 @@ class Store:
         # parents and children, for references and cascading deletes
         self.organizations.children = self.platforms
         self.organizations.tokens = self.tokens
+        self.tokens.organizations = self.organizations
         self.platforms.organizations = self.organizations
         self.platforms.children = self.clusters
         self.clusters.platforms = self.platforms

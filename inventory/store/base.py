@@ -8,18 +8,31 @@ more. Deletes and creates follow one protocol:
 
 * A delete first marks the parent (`_deleting`), then deletes the children,
   then the parent. Marked records are invisible to reads.
-* A create inserts the child first, then checks that the parent is still
-  there and unmarked; if not, it deletes what it inserted and fails.
+* A create reads the parent, inserts the child, then checks that the very
+  parent it read (its identity: an id never reused, not just a name that a
+  new record may take) is still there and unmarked; if not, it deletes what
+  it inserted and fails.
 
 Either the child was inserted before the deleter's sweep (the sweep removes
 it), or the creator's check runs after the mark (the creator removes it).
-An interrupted delete leaves a marked parent that a repeated DELETE finishes.
+
+Crashes. Each step is one atomic write, so a process that dies mid-delete
+leaves a marked parent (invisible to reads) and some of its children. A
+repeated DELETE finds the marked record and finishes the sweep. A process
+that dies mid-create leaves at most one child under a parent that is live
+(a normal record) or marked (removed when the parent's delete is finished).
+
+Updates are read, check, write: the write is conditional on the revision
+that was read, so rules about the merged record (how many labels it has)
+hold however many clients change it at once.
 """
 import secrets
 from dataclasses import dataclass
 
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
+
+import orjson
 
 from inventory.errors import Conflict, Duplicate, NotFound, PreconditionFailed, Unprocessable
 from inventory.ids import now_rfc3339
@@ -28,6 +41,16 @@ from inventory.store.query import FilterCompiler
 DELETING = "_deleting"
 LIVE = {DELETING: {"$exists": False}}
 REVISION = "_rev"  # changes with every write: the record's ETag
+ID_ORDER = [("_id", 1)]
+
+# A filtered page reads at most this many records (in key order, from where
+# the last page stopped): a filter that matches rarely, or one no index
+# serves, costs a bounded amount per page, and the page may come back short.
+MAX_EXAMINED = 1000
+# Above what the schemas allow a record to grow to: a last guard on the
+# merged result of updates.
+MAX_RECORD_BYTES = 128 * 1024
+UPDATE_ATTEMPTS = 10  # read-check-write rounds before an update gives up (409)
 
 
 def new_revision():
@@ -57,6 +80,23 @@ def all_of(*clauses):
         if any(key in merged for key in clause):
             return {"$and": clauses}
         merged.update(clause)
+    return merged
+
+
+def _merged(doc, sets, unsets):
+    """`doc` as it will be after `$set`/`$unset` of dotted paths."""
+    merged = {**doc}
+    for path, value in [*sets.items(), *((path, None) for path in unsets)]:
+        *parents, last = path.split(".")
+        node = merged
+        for part in parents:
+            inner = node.get(part)
+            node[part] = dict(inner) if isinstance(inner, dict) else {}
+            node = node[part]
+        if path in unsets:
+            node.pop(last, None)
+        else:
+            node[last] = value
     return merged
 
 
@@ -110,25 +150,34 @@ class ResourceStore:
     def scope_filter(self, scope):
         return {self.scope_field: scope} if scope is not None else {}
 
-    def match(self, key, scope=None):
-        """The live record at `key`, if the scope reaches it."""
+    def match(self, key, scope=None, live=True):
+        """The live record at `key` (or any, marked too), if the scope reaches it."""
         # all_of, not a merged dict: a scope on `_id` must not replace the key
-        return all_of(self.key_filter(key), LIVE, self.scope_filter(scope))
+        return all_of(self.key_filter(key), LIVE if live else None, self.scope_filter(scope))
+
+    def identity(self, doc):
+        """The query that finds this very record and no later one that takes
+        its key: by `_id`, which for server-made ids is never reused."""
+        return {"_id": doc["_id"]}
 
     # -- reads ------------------------------------------------------------
 
-    def find(self, key, scope=None):
-        doc = self.collection.find_one(self.match(key, scope))
-        return doc and self.to_api(doc)
+    def find_doc(self, key, scope=None):
+        """The stored document of the live record at `key`, or None."""
+        return self.collection.find_one(self.match(key, scope))
+
+    def get_doc(self, key, scope=None):
+        doc = self.find_doc(key, scope)
+        if doc is None:
+            raise NotFound(f"No {self.kind} {key!r}.")
+        return doc
 
     def get(self, key, scope=None):
-        record = self.find(key, scope)
-        if record is None:
-            raise NotFound(f"No {self.kind} {key!r}.")
-        return record
+        return self.to_api(self.get_doc(key, scope))
 
-    def is_live(self, key, scope=None):
-        return self.collection.find_one(self.match(key, scope), {"_id": 1}) is not None
+    def still_live(self, doc):
+        """Whether the record `doc` was read from is still there and unmarked."""
+        return self.collection.find_one(all_of(self.identity(doc), LIVE), {"_id": 1}) is not None
 
     def list(self, tree, after, limit, scope=None):
         """A page of records matching the parsed filter `tree` (None: all)."""
@@ -140,18 +189,36 @@ class ResourceStore:
 
     def find_page(self, query, after, limit, lower=None, upper=None, scope_query=None):
         """One page in `_id` order: an index range, `limit + 1` read to learn
-        whether another page follows. Never a skip, never a count."""
+        whether another page follows. Never a skip from the start, never a
+        count. With a filter, the range is cut at the MAX_EXAMINED-th key: a
+        page that reaches it before `limit` matches ends there, short."""
         bounds = {}
         start = max((k for k in (after, lower) if k is not None), default=None)
         if start is not None:
             bounds["$gt"] = start
         if upper is not None:
             bounds["$lt"] = upper
+        window_end = None
+        if query:
+            window_end = self._window_end(all_of(scope_query, {"_id": bounds} if bounds else None))
+            if window_end is not None:
+                bounds["$lte"] = window_end
         query = all_of(scope_query, query, {"_id": bounds} if bounds else None, LIVE)
-        docs = list(self.collection.find(query, sort=[("_id", 1)], limit=limit + 1))
-        more = len(docs) > limit
-        docs = docs[:limit]
-        return Page([self.to_api(d) for d in docs], docs[-1]["_id"] if more else None)
+        docs = list(self.collection.find(query, sort=ID_ORDER, limit=limit + 1))
+        if len(docs) > limit:
+            docs = docs[:limit]
+            next_after = docs[-1]["_id"]
+        else:  # all matches up to the window's end are here: go on after it
+            next_after = window_end
+        return Page([self.to_api(d) for d in docs], next_after)
+
+    def _window_end(self, range_query):
+        """The MAX_EXAMINED-th key of `range_query` in `_id` order, when more
+        keys follow it; else None (the rest fits in one window). A covered
+        index read: keys only, as many as the window holds, at any depth."""
+        keys = list(self.collection.find(range_query, {"_id": 1}, sort=ID_ORDER,
+                                         skip=MAX_EXAMINED - 1, limit=2))
+        return keys[0]["_id"] if len(keys) == 2 else None
 
     # -- writes -----------------------------------------------------------
 
@@ -162,10 +229,11 @@ class ResourceStore:
         except DuplicateKeyError:
             raise Duplicate(f"A {self.kind} {doc['_id']!r} exists already.") from None
 
-    def insert_under(self, doc, parent_store, parent_key, refused):
-        """Insert `doc`, then undo it if its parent went away meanwhile."""
+    def insert_under(self, doc, parent_store, parent_doc, refused):
+        """Insert `doc`, then undo it if the parent read as `parent_doc` went
+        away meanwhile (the protocol above)."""
         self.insert(doc)
-        if not parent_store.is_live(parent_key):
+        if not parent_store.still_live(parent_doc):
             self.collection.delete_one({"_id": doc["_id"]})
             raise refused
 
@@ -176,42 +244,41 @@ class ResourceStore:
                 "last_modified_by": principal, "last_modified_on": now}
 
     def update(self, key, changes, principal, immutable=None, scope=None, revisions=None):
-        """Apply a merge patch atomically. `immutable` fields must keep their
-        value; with `revisions` (If-Match), the record must still be at one of
-        them: the check and the write are one operation."""
-        immutable = {self.stored_name(f): v for f, v in (immutable or {}).items()}
-        conditions = dict(immutable)
-        if revisions is not None:
-            conditions[REVISION] = {"$in": revisions}
-        match = all_of(self.match(key, scope), conditions)
+        """Apply a merge patch. `immutable` fields must keep their value; with
+        `revisions` (If-Match), the record must be at one of them. Each round
+        reads the record, checks it and the merged result, and writes only if
+        the record is still at the revision it read (else reads again)."""
         sets, unsets = {}, {}
         for field, value in changes.items():
             _merge_patch(field, value, sets, unsets)
-        if not sets and not unsets:
-            doc = self.collection.find_one(match)
-        else:
-            sets.update(last_modified_by=principal, last_modified_on=now_rfc3339())
-            sets[REVISION] = new_revision()
-            update = {"$set": sets, **({"$unset": unsets} if unsets else {})}
-            doc = self.collection.find_one_and_update(match, update,
-                                                      return_document=ReturnDocument.AFTER)
-        if doc is None:
-            self._explain_update_miss(key, immutable, scope, revisions)
-        return self.to_api(doc)
+        for _ in range(UPDATE_ATTEMPTS):
+            current = self.get_doc(key, scope)
+            if revisions is not None and current.get(REVISION) not in revisions:
+                raise PreconditionFailed(f"The {self.kind} has changed since that ETag; "
+                                         "read it again.")
+            for field, value in (immutable or {}).items():
+                if current.get(self.stored_name(field)) != value:
+                    raise Unprocessable(f"body.{field}", f"The {field} of a {self.kind} "
+                                        "cannot be changed.", value)
+            if not sets and not unsets:
+                return self.to_api(current)
+            self.check_merged(_merged(current, sets, unsets))
+            written = {**sets, "last_modified_by": principal, "last_modified_on": now_rfc3339(),
+                       REVISION: new_revision()}
+            update = {"$set": written, **({"$unset": unsets} if unsets else {})}
+            doc = self.collection.find_one_and_update(
+                all_of(self.identity(current), {REVISION: current.get(REVISION)}, LIVE), update,
+                return_document=ReturnDocument.AFTER)
+            if doc is not None:
+                return self.to_api(doc)
+        raise Conflict(f"The {self.kind} is being changed by others too often; retry.")
 
-    def _explain_update_miss(self, key, immutable, scope, revisions):
-        current = self.collection.find_one(self.match(key, scope))
-        if current is None:
-            raise NotFound(f"No {self.kind} {key!r}.")
-        if revisions is not None and current.get(REVISION) not in revisions:
-            raise PreconditionFailed(f"The {self.kind} has changed since that ETag; "
-                                     "read it again.")
-        for stored, value in immutable.items():
-            if current.get(stored) != value:
-                field = self.key_field if stored == "_id" else stored
-                raise Unprocessable(f"body.{field}", f"The {field} of a {self.kind} "
-                                    "cannot be changed.", value)
-        raise NotFound(f"No {self.kind} {key!r}.")  # it changed under us
+    def check_merged(self, doc):
+        """Rules about a whole record after a change; Unprocessable if broken."""
+        size = len(orjson.dumps(doc, default=str))
+        if size > MAX_RECORD_BYTES:
+            raise Unprocessable("body", f"The {self.kind} would be {size} bytes; at most "
+                                f"{MAX_RECORD_BYTES} are kept.")
 
     # -- deletes ----------------------------------------------------------
 
@@ -224,11 +291,15 @@ class ResourceStore:
 
     def delete(self, key, force=False, scope=None, revisions=None):
         """Delete the record at `key`; with children, only when `force`d; with
-        `revisions` (If-Match), only if it is still at one of them."""
-        doc = self.collection.find_one(self.match(key, scope), {"_id": 1, REVISION: 1})
+        `revisions` (If-Match), only if it is still at one of them. A record
+        marked by an interrupted delete is finished."""
+        doc = self.collection.find_one(self.match(key, scope, live=False),
+                                       {"_id": 1, REVISION: 1, DELETING: 1})
         if doc is None:
             raise NotFound(f"No {self.kind} {key!r}.")
         stored_key = doc["_id"]
+        if doc.get(DELETING):
+            return self._finish_delete(stored_key, force)
         guard = {"_id": stored_key}
         if revisions is not None:
             guard[REVISION] = {"$in": revisions}
@@ -237,7 +308,10 @@ class ResourceStore:
         # Matching the revision in the mark makes the If-Match check and the
         # delete's first write one atomic operation.
         if self.mark_deleting(guard) == 0:
-            if revisions is not None and self.is_live(stored_key):
+            current = self.collection.find_one({"_id": stored_key}, {DELETING: 1})
+            if current is not None and current.get(DELETING):
+                return self._finish_delete(stored_key, force)  # another delete got there first
+            if revisions is not None and current is not None:
                 raise PreconditionFailed(f"The {self.kind} has changed since that ETag; "
                                          "read it again.")
             raise NotFound(f"No {self.kind} {key!r}.")
@@ -245,9 +319,22 @@ class ResourceStore:
             try:  # a child may have been created between the check and the mark
                 self._refuse_with_children(stored_key)
             except Conflict:
-                self.collection.update_one({"_id": stored_key}, {"$unset": {DELETING: ""}})
+                self._unmark(stored_key)
                 raise
         self.delete_where({"_id": stored_key})
+
+    def _finish_delete(self, stored_key, force):
+        """A repeated DELETE of a record an earlier one marked: finish it. Only
+        a forced delete takes children with it; without force, a record that
+        has children is restored (the step the interrupted delete would have
+        taken) and the answer is 409."""
+        if not force and self.has_children(stored_key):
+            self._unmark(stored_key)
+            self._refuse_with_children(stored_key)
+        self.delete_where({"_id": stored_key})
+
+    def _unmark(self, stored_key):
+        self.collection.update_one({"_id": stored_key}, {"$unset": {DELETING: ""}})
 
     def _refuse_with_children(self, stored_key):
         if self.has_children(stored_key):

@@ -6,35 +6,17 @@ tree's structure; a value from the user is only ever a literal operand
 match (`"Acme*"`) becomes a range (`$gte "Acme"`, `$lt "Acmf"`) rather than
 a regex, so there is nothing to escape and the index can serve it.
 """
-import re
 from datetime import datetime
 
 from inventory.filtering import Logical, Not, filter_error
 from inventory.ids import rfc3339
+from inventory.labels import LABEL_KEY_RE
+from inventory.versions import parts_key, version_key, version_parts
 
 EMITTED_OPERATORS = frozenset({"$and", "$or", "$nor", "$not", "$eq", "$ne", "$lt", "$lte",
                                "$gt", "$gte", "$exists"})
-LABEL_KEY_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
-_VERSION_RE = re.compile(r"^v?(\d{1,4})(?:\.(\d{1,4}))?(?:\.(\d{1,6}))?(?:[-+].*)?$")
 _RANGE_OPS = {"<": "$lt", "<=": "$lte", ">": "$gt", ">=": "$gte"}
-
-
-def version_parts(text):
-    """(major, minor, patch) of `v1.31.2-eks-1234`-like text, or None."""
-    match = _VERSION_RE.match(text) if isinstance(text, str) else None
-    if match is None:
-        return None
-    return tuple(int(part or 0) for part in match.groups())
-
-
-def version_key(text):
-    """A string that sorts as the version does: `0001.0031.000002` for 1.31.2.
-
-    Build and pre-release suffixes (`-eks-1234`) are ignored: v1.31.2-eks-1234
-    is 1.31.2, which is what an operator planning upgrades means.
-    """
-    parts = version_parts(text)
-    return None if parts is None else "%04d.%04d.%06d" % parts
+_INT64 = range(-2 ** 63, 2 ** 63)  # what MongoDB can store and compare as an integer
 
 
 def _timestamp(text):
@@ -137,6 +119,8 @@ class FilterCompiler:
     def _integer_value(self, node):
         if isinstance(node.value, bool) or not isinstance(node.value, int):
             raise self._mismatch(node, "an integer")
+        if node.value not in _INT64:
+            raise self._mismatch(node, "an integer of at most 64 bits")
         return node.value
 
     def _version_value(self, node):
@@ -147,5 +131,5 @@ class FilterCompiler:
             given = node.value.lstrip("v").count(".") + 1
             upper = list(parts[:given])
             upper[-1] += 1
-            return version_key(node.value), "%04d.%04d.%06d" % tuple(upper + [0] * (3 - given))
+            return version_key(node.value), parts_key(upper + [0] * (3 - given))
         return version_key(node.value)

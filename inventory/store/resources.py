@@ -1,10 +1,12 @@
 """The four resource collections and their data rules."""
+import secrets
 import time
 
-from inventory.errors import NotFound, Unprocessable
+from inventory.errors import Forbidden, NotFound, Unprocessable
 from inventory.ids import new_id
-from inventory.store.base import REVISION, Record, ResourceStore, all_of, new_revision
-from inventory.store.query import version_key
+from inventory.labels import MAX_LABELS
+from inventory.store.base import LIVE, REVISION, Record, ResourceStore, all_of, new_revision
+from inventory.versions import version_key
 
 AUDIT_FIELDS = {"created_by": "string", "created_on": "timestamp",
                 "last_modified_by": "string", "last_modified_on": "timestamp"}
@@ -19,17 +21,27 @@ class OrganizationStore(ResourceStore):
     filter_fields = {"id": "string", "title": "string", "description": "string", **AUDIT_FIELDS}
     tokens = None  # the token collection, set by Store
 
-    def create(self, body, principal):
+    def create(self, body, principal, scope=None):
+        if scope is not None:
+            raise Forbidden("A token scoped to one organization cannot create organizations.")
         doc = {"_id": new_id("org"), **body, **self.audit_new(principal)}
         self.insert(doc)
         return self.to_api(doc)
 
-    def delete_where(self, query):
-        """As for any record, and the organization's tokens are revoked too."""
-        ids = [doc["_id"] for doc in self.collection.find(query, {"_id": 1})]
-        super().delete_where(query)
-        if ids:
-            self.tokens.collection.delete_many({"organization": {"$in": ids}})
+    def live_parent(self, org, scope=None):
+        """The stored organization a new record will belong to, or a 422 at
+        `body.organization`."""
+        doc = self.find_doc(org, scope)
+        if doc is None:
+            raise Unprocessable("body.organization", "No such organization.", org)
+        return doc
+
+    def delete_children(self, docs):
+        """Platforms (and below), and the tokens scoped to the organization:
+        tokens are children too, made by the same protocol."""
+        super().delete_children(docs)
+        if docs:
+            self.tokens.collection.delete_many({"organization": {"$in": [d["_id"] for d in docs]}})
 
 
 class PlatformStore(ResourceStore):
@@ -44,14 +56,17 @@ class PlatformStore(ResourceStore):
     organizations = None  # the parent collection, set by Store
 
     def create(self, body, principal, scope=None):
-        org = body["organization"]
-        if not self.organizations.is_live(org, scope):
-            raise Unprocessable("body.organization", "No such organization.", org)
-        doc = {"_id": body["name"], **{k: v for k, v in body.items() if k != "name"},
-               **self.audit_new(principal)}
+        org = self.organizations.live_parent(body["organization"], scope)
+        # `_uid` tells this platform from a later one that takes its name
+        doc = {"_id": body["name"], "_uid": secrets.token_hex(8),
+               **{k: v for k, v in body.items() if k != "name"}, **self.audit_new(principal)}
         self.insert_under(doc, self.organizations, org, Unprocessable(
-            "body.organization", "The organization was deleted meanwhile.", org))
+            "body.organization", "The organization was deleted meanwhile.", org["_id"]))
         return self.to_api(doc)
+
+    def identity(self, doc):
+        # a platform's name can be taken again once it is deleted
+        return {"_id": doc["_id"], "_uid": doc.get("_uid")}
 
 
 class ClusterStore(ResourceStore):
@@ -80,16 +95,27 @@ class ClusterStore(ResourceStore):
 
     def create(self, body, principal, scope=None):
         platform_name = body["platform"]
-        platform = self.platforms.find(platform_name, scope)
+        platform = self.platforms.find_doc(platform_name, scope)
         if platform is None:
             raise Unprocessable("body.platform", "No such platform.", platform_name)
         doc = {"_id": body["name"], "id": new_id("k8scl"),
                **{k: v for k, v in body.items() if k != "name"},
                "organization": platform["organization"], **self.audit_new(principal),
                "_version_key": version_key(body["version"])}
-        self.insert_under(doc, self.platforms, platform_name, Unprocessable(
+        self.check_merged(doc)
+        self.insert_under(doc, self.platforms, platform, Unprocessable(
             "body.platform", "The platform was deleted meanwhile.", platform_name))
         return self.to_api(doc)
+
+    def identity(self, doc):
+        # the `k8scl_` id is made anew for every cluster, even one reusing a name
+        return {"id": doc["id"]}
+
+    def check_merged(self, doc):
+        super().check_merged(doc)
+        if len(doc.get("labels") or {}) > MAX_LABELS:
+            raise Unprocessable("body.labels", f"At most {MAX_LABELS} labels; the change "
+                                f"would leave {len(doc['labels'])}.")
 
     def update(self, key, changes, principal, immutable=None, scope=None, revisions=None):
         if "version" in changes:
@@ -103,13 +129,15 @@ class ClusterStore(ResourceStore):
         for doc in docs:
             self.children.delete_of_cluster(doc["id"])
 
-    def record_scan_time(self, cluster_key, scanned_on):
-        """Raise `last_scanned_on` to `scanned_on`; False if the cluster is gone."""
+    def record_scan_time(self, cluster, scanned_on):
+        """Raise the `last_scanned_on` of this very cluster (by id, not by a
+        name another cluster may have taken since) to `scanned_on`; False if
+        it is gone or being deleted."""
         older = {"$or": [{"last_scanned_on": None}, {"last_scanned_on": {"$lt": scanned_on}}]}
         result = self.collection.update_one(
-            all_of(self.match(cluster_key), older),
+            all_of(self.identity(cluster), LIVE, older),
             {"$set": {"last_scanned_on": scanned_on, REVISION: new_revision()}})
-        return result.matched_count == 1 or self.is_live(cluster_key)
+        return result.matched_count == 1 or self.still_live(cluster)
 
 
 class ScanStore(ResourceStore):
@@ -146,16 +174,18 @@ class ScanStore(ResourceStore):
     def key(cluster_id, scanned_on, scan_id):
         return f"{cluster_id}/{scanned_on:012d}/{scan_id}"
 
-    def create(self, cluster, scanned_on=None):
+    def create(self, cluster_key, scanned_on=None, scope=None):
+        """Record a scan of the cluster at `cluster_key` (name or id)."""
+        cluster = self.clusters.get_doc(cluster_key, scope)
         scanned_on = int(time.time()) if scanned_on is None else scanned_on
         scan_id = new_id("k8scs")
         doc = {"_id": self.key(cluster["id"], scanned_on, scan_id), "id": scan_id,
                "cluster": cluster["id"], "scanned_on": scanned_on}
         self.insert(doc)
         # The cluster's update doubles as the check that it still exists.
-        if not self.clusters.record_scan_time(cluster["name"], scanned_on):
+        if not self.clusters.record_scan_time(cluster, scanned_on):
             self.collection.delete_one({"_id": doc["_id"]})
-            raise NotFound(f"No cluster {cluster['name']!r}.")
+            raise NotFound(f"No cluster {cluster_key!r}.")
         return self.to_api(doc)
 
     def delete_of_cluster(self, cluster_id):

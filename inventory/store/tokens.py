@@ -8,6 +8,7 @@ import hmac
 import secrets
 from datetime import datetime, timedelta, timezone
 
+from inventory.errors import Forbidden, Unprocessable
 from inventory.ids import new_id, now_rfc3339, rfc3339
 from inventory.store.base import ResourceStore
 
@@ -35,13 +36,29 @@ class TokenStore(ResourceStore):
         record.setdefault("last_used_on", None)
         return record
 
-    def create(self, body, principal):
-        """A new token record, and its secret (shown this once)."""
+    organizations = None  # the organizations tokens may be scoped to, set by Store
+
+    def create(self, body, principal, scope=None):
+        """A new token record, and its secret (shown this once). A caller
+        confined to an organization makes tokens of that organization only.
+        A token of an organization is made like any child record (see
+        inventory.store.base): it cannot outlive its organization."""
+        org = body.get("organization")
+        if scope is not None:
+            if org not in (None, scope):
+                raise Forbidden("A token scoped to one organization can only make "
+                                "tokens for that organization.")
+            org = scope
         secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
         doc = {"_id": new_id("tok"), "name": body["name"], "role": body["role"],
-               "organization": body.get("organization"), "hash": hash_secret(secret),
+               "organization": org, "hash": hash_secret(secret),
                "created_by": principal, "created_on": now_rfc3339(), "last_used_on": None}
-        self.insert(doc)
+        if org is None:
+            self.insert(doc)
+        else:
+            parent = self.organizations.live_parent(org)
+            self.insert_under(doc, self.organizations, parent, Unprocessable(
+                "body.organization", "The organization was deleted meanwhile.", org))
         return self.to_api(doc), secret
 
     def authenticate(self, secret):

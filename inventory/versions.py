@@ -1,0 +1,34 @@
+"""Kubernetes versions: the grammar a cluster's `version` follows, and the
+key that makes versions sort and compare as versions (1.9 < 1.29), for the
+store and the filter alike.
+
+Build and pre-release suffixes (`-eks-1234`, `+k3s1`) are ignored when
+comparing: v1.31.2-eks-1234 is 1.31.2, which is what an operator planning
+upgrades means.
+"""
+import re
+
+# A cluster's version: `1.31`, `1.31.2`, `v1.31.2-eks-1234`, `1.29.3+k3s1`.
+VERSION_PATTERN = r"^v?\d{1,4}\.\d{1,4}(\.\d{1,6})?([-+][0-9A-Za-z.+-]{1,100})?$"
+VERSION_RE = re.compile(VERSION_PATTERN)
+# What a filter may compare with: also a bare major (`"1"`); a patch only
+# after a minor, so that `1.99999` is refused rather than read as 1.0.99999.
+_PARTS_RE = re.compile(r"^v?(\d{1,4})(?:\.(\d{1,4})(?:\.(\d{1,6}))?)?(?:[-+].*)?$")
+
+
+def version_parts(text):
+    """(major, minor, patch) of `v1.31.2-eks-1234`-like text, or None."""
+    match = _PARTS_RE.match(text) if isinstance(text, str) else None
+    if match is None:
+        return None
+    return tuple(int(part or 0) for part in match.groups())
+
+
+def parts_key(parts):
+    return "%04d.%04d.%06d" % tuple(parts)
+
+
+def version_key(text):
+    """A string that sorts as the version does: `0001.0031.000002` for 1.31.2."""
+    parts = version_parts(text)
+    return None if parts is None else parts_key(parts)
