@@ -25,6 +25,10 @@ from inventory.errors import Unprocessable
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 32
+# Each comparison is evaluated against every record a page examines (up to
+# inventory.store.base.MAX_EXAMINED): this bounds a page's work on the
+# embedded store, whose matcher takes several microseconds a comparison.
+MAX_COMPARISONS = 32
 OPERATORS = ("<=", ">=", "!=", "=", "<", ">", ":")
 KEYWORDS = {"AND", "OR", "NOT"}
 
@@ -123,6 +127,7 @@ class _Parser:
         self.text = text
         self.tokens = tokenize(text)
         self.index = 0
+        self.comparisons = 0
 
     def peek(self):
         return self.tokens[self.index] if self.index < len(self.tokens) else None
@@ -188,6 +193,10 @@ class _Parser:
 
     def comparison(self):
         first = self.peek()
+        self.comparisons += 1
+        if self.comparisons > MAX_COMPARISONS:
+            raise filter_error(f"more than {MAX_COMPARISONS} comparisons",
+                               self.fragment(first), first.start + 1)
         field = self.field()
         op = self.take()
         if op is None or op.kind != "op":

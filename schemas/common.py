@@ -77,7 +77,7 @@ Fields are the listed resource's fields, dotted for nesting
 numbers, `true` or `false`; a string ending in `*` matches by prefix (`\\*`
 for a literal star). `labels:team` asks whether a label exists. Versions
 compare as versions (`version<"1.30"`), timestamps as RFC 3339 instants,
-`scanned_on` as an integer. At most 2,000 characters and 32 levels of
+`scanned_on` as an integer. At most 2,000 characters, 32 comparisons and 32 levels of
 nesting. Examples: `environment="production" AND version<"1.30"`,
 `title="Acme*"`, `NOT labels:team`."""
 

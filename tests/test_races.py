@@ -1,0 +1,381 @@
+"""Parallel writers, with real threads against the app served over HTTP by a
+threaded server, on the embedded store: each race runs many rounds, and every
+round is checked for the anomalies the store's protocol rules out
+(inventory/store/base.py). A guarantee about parallel writers is only shown
+by running them in parallel, many times."""
+import http.client
+import json
+import os
+import sys
+import threading
+import time
+
+import pytest
+from werkzeug.serving import make_server
+
+from tests.conftest import ADMIN_TOKEN
+
+ROUNDS = int(os.environ.get("RACE_ROUNDS", "200"))
+PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
+
+pytestmark = pytest.mark.slow
+
+
+class Answer:
+    def __init__(self, status, headers, body):
+        self.status, self.headers, self.body = status, headers, body
+
+
+@pytest.fixture
+def served(app):
+    """The app on a real threaded HTTP server on loopback; yields a caller
+    `served(method, path, body=None, headers=None, token=ADMIN_TOKEN)`."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    # Switch threads far more often than Python's default 5 ms, so that
+    # rounds interleave requests at many more points between their steps.
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+
+    def call(method, path, body=None, headers=None, token=ADMIN_TOKEN):
+        connection = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=30)
+        connection.request(method, path, body=None if body is None else json.dumps(body),
+                           headers={"Authorization": f"Bearer {token}",
+                                    "Content-Type": "application/json", **(headers or {})})
+        response = connection.getresponse()
+        data = response.read()
+        connection.close()
+        return Answer(response.status, response.headers, json.loads(data) if data else None)
+    yield call
+    sys.setswitchinterval(switch_interval)
+    server.shutdown()
+
+
+def run_together(calls):
+    """Run the callables at once (released by a barrier); their results in order."""
+    barrier = threading.Barrier(len(calls))
+    results = [None] * len(calls)
+
+    def run(index, fn):
+        barrier.wait()
+        results[index] = fn()
+    threads = [threading.Thread(target=run, args=(i, fn)) for i, fn in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+class Anomalies:
+    """Counts, per kind, what a round found wrong; the test asserts none."""
+
+    def __init__(self, race):
+        self.race, self.found = race, {}
+
+    def check(self, kind, bad):
+        if bad:
+            self.found.setdefault(kind, []).append(bad)
+
+    def assert_none(self, rounds, requests):
+        print(f"\n{self.race}: {rounds} rounds, {requests} requests, "
+              f"anomalies: {sum(len(v) for v in self.found.values())}")
+        assert self.found == {}, {kind: cases[:3] for kind, cases in self.found.items()}
+
+
+def orphans(store):
+    """Children whose parent is gone, and tokens whose organization is."""
+    org_ids = {d["_id"] for d in store.db.organizations.find({})}
+    platforms = {d["_id"] for d in store.db.platforms.find({})}
+    cluster_ids = {d["id"] for d in store.db.clusters.find({})}
+    return ([d["_id"] for d in store.db.platforms.find({}) if d["organization"] not in org_ids]
+            + [d["_id"] for d in store.db.clusters.find({}) if d["platform"] not in platforms]
+            + [d["_id"] for d in store.db.scans.find({}) if d["cluster"] not in cluster_ids]
+            + [d["_id"] for d in store.db.tokens.find({})
+               if d["organization"] is not None and d["organization"] not in org_ids])
+
+
+def foreign_clusters(store):
+    """Clusters whose organization is not their platform's."""
+    owner = {d["_id"]: d["organization"] for d in store.db.platforms.find({})}
+    return [d["_id"] for d in store.db.clusters.find({})
+            if d["platform"] in owner and d["organization"] != owner[d["platform"]]]
+
+
+def stale_scan_times(store):
+    """Clusters whose last_scanned_on is not the newest of their own scans."""
+    newest = {}
+    for scan in store.db.scans.find({}):
+        newest[scan["cluster"]] = max(newest.get(scan["cluster"], 0), scan["scanned_on"])
+    return [(d["_id"], d.get("last_scanned_on"), newest.get(d["id"]))
+            for d in store.db.clusters.find({}) if d.get("last_scanned_on") != newest.get(d["id"])]
+
+
+def org(served, title="Acme"):
+    return served("POST", "/organizations", {"title": title}).body["id"]
+
+
+def cluster_body(name, platform):
+    return {"name": name, "platform": platform, "environment": "dev", "version": "1.30"}
+
+
+# -- the races the issue found ----------------------------------------------
+
+
+def test_a_cluster_never_lands_under_another_tenants_platform_of_the_same_name(served, store):
+    """Clusters are created on platform p of organization A (with A's token)
+    while A force-deletes p and B (with B's token) creates a platform named p."""
+    a, b = org(served, "A"), org(served, "B")
+    token_a, token_b = (served("POST", "/tokens", {"name": name, "role": "writer",
+                                                   "organization": tenant}).body["token"]
+                        for name, tenant in (("a", a), ("b", b)))
+    anomalies, requests = Anomalies("cluster vs platform delete and re-create"), 0
+    for round_ in range(ROUNDS):
+        name = f"p{round_}"
+        served("POST", "/kubeplatforms", {"name": name, "organization": a, **PLATFORM},
+               token=token_a)
+
+        def take_the_name():  # B takes the name as soon as it is free
+            for _ in range(400):
+                answer = served("POST", "/kubeplatforms", {"name": name, "organization": b,
+                                                           **PLATFORM}, token=token_b)
+                if answer.status != 409:
+                    return answer
+            return answer
+        calls = [lambda i=i: served("POST", "/kubeclusters", cluster_body(f"c{round_}-{i}", name),
+                                    token=token_a) for i in range(4)]
+        calls += [lambda: served("DELETE", f"/kubeplatforms/{name}?force=true", token=token_a),
+                  take_the_name]
+        answers = run_together(calls)
+        requests += len(calls)
+        anomalies.check("unexpected status", [a.status for a in answers[:4]
+                                              if a.status not in (201, 422)])
+        anomalies.check("delete failed", answers[4].status != 204 and answers[4].status)
+        anomalies.check("B could not take the name", answers[5].status != 201 and answers[5].status)
+        anomalies.check("cluster under another organization's platform", foreign_clusters(store))
+        for answer in answers[:4]:  # a 201 is either gone with A's platform or A's still
+            if answer.status == 201:
+                anomalies.check("acknowledged cluster now under B",
+                                answer.body["organization"] != a and answer.body["name"])
+        # B's platform has no cluster of B's: its unforced delete must succeed
+        deleted = served("DELETE", f"/kubeplatforms/{name}", token=token_b)
+        requests += 1
+        anomalies.check("B's delete refused over a cluster B cannot see",
+                        deleted.status != 204 and (deleted.status, deleted.body))
+        anomalies.check("orphans", orphans(store))
+    anomalies.assert_none(ROUNDS, requests)
+
+
+def test_a_token_never_outlives_its_organization(served, store):
+    """Tokens of organization O are made while O is force-deleted."""
+    anomalies, requests = Anomalies("token vs organization delete"), 0
+    for round_ in range(ROUNDS):
+        o = org(served, f"O{round_}")
+        calls = [lambda i=i: served("POST", "/tokens", {"name": f"t{i}", "role": "reader",
+                                                         "organization": o}) for i in range(5)]
+        calls += [lambda: served("DELETE", f"/organizations/{o}?force=true")]
+        answers = run_together(calls)
+        requests += len(calls)
+        anomalies.check("delete failed", answers[-1].status != 204 and answers[-1].status)
+        anomalies.check("unexpected status", [a.status for a in answers[:-1]
+                                              if a.status not in (201, 422)])
+        anomalies.check("token of a deleted organization kept",
+                        store.db.tokens.count_documents({"organization": o}))
+        for answer in answers[:-1]:
+            if answer.status == 201:
+                still = served("GET", "/kubeclusters", token=answer.body["token"]).status
+                requests += 1
+                anomalies.check("token of a deleted organization authenticates", still != 401)
+    anomalies.assert_none(ROUNDS, requests)
+
+
+def test_a_scan_belongs_to_the_cluster_it_named(served, store):
+    """Scans are posted to cluster c while c is deleted and created again."""
+    o = org(served)
+    served("POST", "/kubeplatforms", {"name": "p", "organization": o, **PLATFORM})
+    anomalies, requests = Anomalies("scan vs cluster delete and re-create"), 0
+    for round_ in range(ROUNDS):
+        name = f"c{round_}"
+        served("POST", "/kubeclusters", cluster_body(name, "p"))
+
+        done = threading.Event()
+
+        def replace():
+            try:
+                first = served("DELETE", f"/kubeclusters/{name}")
+                return first, served("POST", "/kubeclusters", cluster_body(name, "p"))
+            finally:
+                done.set()
+
+        def scanner(i):  # scans until the cluster has been replaced
+            answers, tick = [], 0
+            while not done.is_set() and tick < 50:
+                tick += 1
+                answers.append(served("POST", f"/kubeclusters/{name}/scans",
+                                      {"scanned_on": 1_000_000 + round_ * 1000 + i * 50 + tick}))
+            return answers
+        results = run_together([lambda i=i: scanner(i) for i in range(4)] + [replace])
+        deleted, created = results[-1]
+        answers = [answer for batch in results[:-1] for answer in batch]
+        requests += len(answers) + 2
+        anomalies.check("replace failed", (deleted.status, created.status) != (204, 201)
+                        and (deleted.status, created.status))
+        anomalies.check("unexpected status", [a.status for a in answers
+                                              if a.status not in (201, 404)])
+        new_id = created.body["id"]
+        for answer in answers:
+            if answer.status == 201 and answer.body["cluster"] != new_id:  # the old cluster's
+                anomalies.check("a scan of the old cluster survived it",
+                                store.db.scans.count_documents({"id": answer.body["id"]}))
+        anomalies.check("last_scanned_on is not the newest of the cluster's own scans",
+                        stale_scan_times(store))
+        anomalies.check("orphans", orphans(store))
+    anomalies.assert_none(ROUNDS, requests)
+
+
+# -- races the store has always had to win ------------------------------------
+
+
+def test_parallel_creates_of_one_slug_give_one_201_and_the_rest_409(served):
+    o = org(served)
+    anomalies = Anomalies("parallel creates of one slug")
+    for round_ in range(ROUNDS // 4):
+        body = {"name": f"same-{round_}", "organization": o, **PLATFORM}
+        statuses = [a.status for a in run_together(
+            [lambda: served("POST", "/kubeplatforms", body)] * 8)]
+        anomalies.check("not one 201 and seven 409",
+                        (statuses.count(201), statuses.count(409)) != (1, 7) and statuses)
+    anomalies.assert_none(ROUNDS // 4, ROUNDS // 4 * 8)
+
+
+def test_parallel_patches_with_if_match_lose_no_update(served):
+    path = f"/organizations/{org(served)}"
+    anomalies = Anomalies("parallel If-Match patches")
+    for _ in range(ROUNDS // 4):
+        etag = served("GET", path).headers["ETag"]  # every writer read this version
+        answers = run_together([lambda i=i: served("PATCH", path, {"description": f"writer {i}"},
+                                                   {"If-Match": etag}) for i in range(6)])
+        statuses = [a.status for a in answers]
+        anomalies.check("not one 200 and five 412",
+                        (statuses.count(200), statuses.count(412)) != (1, 5) and statuses)
+        winner = [a.body["description"] for a in answers if a.status == 200]
+        anomalies.check("the stored value is not the winner's",
+                        winner and served("GET", path).body["description"] != winner[0])
+    anomalies.assert_none(ROUNDS // 4, ROUNDS // 4 * 8)
+
+
+def test_parallel_label_patches_never_exceed_the_label_limit(served, store):
+    o = org(served)
+    served("POST", "/kubeplatforms", {"name": "p", "organization": o, **PLATFORM})
+    anomalies = Anomalies("parallel label patches")
+    for round_ in range(ROUNDS // 8):
+        name = f"labelled-{round_}"
+        served("POST", "/kubeclusters", cluster_body(name, "p"))
+        answers = run_together([lambda w=w: served("PATCH", f"/kubeclusters/{name}", {
+            "labels": {f"w{w}-{k}": "v" for k in range(40)}}) for w in range(4)])
+        statuses = sorted(a.status for a in answers)
+        anomalies.check("not one 200 and three 422", statuses != [200, 422, 422, 422] and statuses)
+        labels = store.db.clusters.find_one({"_id": name})["labels"]
+        anomalies.check("over 64 labels stored", len(labels) > 64 and len(labels))
+    anomalies.assert_none(ROUNDS // 8, ROUNDS // 8 * 5)
+
+
+def test_parallel_retries_of_one_scan_make_one_scan(served, store):
+    o = org(served)
+    served("POST", "/kubeplatforms", {"name": "p", "organization": o, **PLATFORM})
+    anomalies = Anomalies("parallel Idempotency-Key retries")
+    for round_ in range(ROUNDS // 4):
+        name = f"c{round_}"
+        served("POST", "/kubeclusters", cluster_body(name, "p"))
+        answers = run_together([lambda: served("POST", f"/kubeclusters/{name}/scans",
+                                               {"scanned_on": 7},
+                                               {"Idempotency-Key": f"one-scan-{round_}"})] * 6)
+        statuses = [a.status for a in answers]
+        anomalies.check("a status other than 201 or 409",
+                        (201 not in statuses or not set(statuses) <= {201, 409}) and statuses)
+        cluster_id = store.db.clusters.find_one({"_id": name})["id"]
+        anomalies.check("not exactly one scan",
+                        store.db.scans.count_documents({"cluster": cluster_id}) != 1)
+    anomalies.assert_none(ROUNDS // 4, ROUNDS // 4 * 7)
+
+
+def test_clusters_created_while_their_platform_is_deleted_are_never_orphaned(served, store):
+    o = org(served)
+    anomalies, requests = Anomalies("cluster creates vs platform delete"), 0
+    for round_ in range(ROUNDS):
+        platform = f"p{round_}"
+        served("POST", "/kubeplatforms", {"name": platform, "organization": o, **PLATFORM})
+        creates = [lambda i=i: served("POST", "/kubeclusters", cluster_body(f"c{round_}-{i}",
+                                                                            platform))
+                   for i in range(5)]
+        answers = run_together(creates + [
+            lambda: served("DELETE", f"/kubeplatforms/{platform}?force=true")])
+        requests += 6
+        anomalies.check("delete failed", answers[-1].status != 204 and answers[-1].status)
+        anomalies.check("unexpected status", [a.status for a in answers[:-1]
+                                              if a.status not in (201, 422)])
+        anomalies.check("orphans", orphans(store))
+        anomalies.check("a cluster outlived its platform",
+                        store.db.clusters.count_documents({"platform": platform}))
+    anomalies.assert_none(ROUNDS, requests)
+
+
+def test_forced_delete_of_an_organization_racing_creates_leaves_no_orphans(served, store):
+    anomalies, requests = Anomalies("creates vs organization delete"), 0
+    for round_ in range(ROUNDS // 2):
+        o = org(served, f"O{round_}")
+        served("POST", "/kubeplatforms", {"name": f"base{round_}", "organization": o, **PLATFORM})
+        served("POST", "/kubeclusters", cluster_body(f"basec{round_}", f"base{round_}"))
+        calls = [lambda i=i: served("POST", "/kubeplatforms", {
+                     "name": f"r{round_}-{i}", "organization": o, **PLATFORM}) for i in range(3)]
+        calls += [lambda i=i: served("POST", "/kubeclusters", cluster_body(
+            f"rc{round_}-{i}", f"base{round_}")) for i in range(3)]
+        calls += [lambda: served("POST", f"/kubeclusters/basec{round_}/scans", {})] * 3
+        calls += [lambda: served("POST", "/tokens", {"name": "t", "role": "reader",
+                                                     "organization": o})] * 2
+        calls += [lambda: served("DELETE", f"/organizations/{o}?force=true")]
+        answers = run_together(calls)
+        requests += len(calls)
+        anomalies.check("delete failed", answers[-1].status != 204 and answers[-1].status)
+        anomalies.check("a 5xx", [a.status for a in answers if a.status >= 500])
+        anomalies.check("orphans", orphans(store))
+        anomalies.check("a platform outlived its organization",
+                        store.db.platforms.count_documents({"organization": o}))
+    anomalies.assert_none(ROUNDS // 2, requests)
+
+
+def test_a_delete_repeated_while_it_runs_finishes_once(served, store):
+    """Two DELETEs of one record at once: both succeed or one finds it gone;
+    nothing is left behind either way."""
+    anomalies = Anomalies("parallel deletes of one record")
+    o = org(served)
+    for round_ in range(ROUNDS // 4):
+        name = f"twice-{round_}"
+        served("POST", "/kubeplatforms", {"name": name, "organization": o, **PLATFORM})
+        served("POST", "/kubeclusters", cluster_body(f"{name}-c", name))
+        answers = run_together([lambda: served("DELETE", f"/kubeplatforms/{name}?force=true")] * 3)
+        statuses = [a.status for a in answers]
+        anomalies.check("no 204, or a status other than 204/404",
+                        (204 not in statuses or not set(statuses) <= {204, 404}) and statuses)
+        anomalies.check("left behind", store.db.platforms.count_documents({"_id": name})
+                        + store.db.clusters.count_documents({"platform": name}))
+    anomalies.assert_none(ROUNDS // 4, ROUNDS // 4 * 5)
+
+
+def test_race_rounds_are_real(served):
+    """The threads of a round do overlap: a request started by the barrier
+    is still running when another one starts (else the races prove nothing)."""
+    spans = []
+
+    def timed():
+        start = time.perf_counter()
+        served("GET", "/healthz")
+        spans.append((start, time.perf_counter()))
+    for _ in range(20):
+        spans.clear()
+        run_together([timed] * 6)
+        starts, ends = [s for s, _ in spans], [e for _, e in spans]
+        if max(starts) < min(ends):
+            return
+    pytest.fail("the threads of a round never overlapped")
