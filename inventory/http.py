@@ -3,7 +3,7 @@ size, trailing slashes, proxies, Link headers."""
 from urllib.parse import unquote_to_bytes
 
 from flask import request
-from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.exceptions import NotFound, RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from inventory.errors import InvalidRequest
@@ -28,6 +28,8 @@ def _check_request():
     if not request_host_allowed():
         raise InvalidRequest("header.host", "This service does not answer for this host; "
                              "see ALLOWED_HOSTS.", request.host)
+    if "//" in request.environ.get("PATH_INFO", ""):  # werkzeug would 308 to a merged path
+        raise NotFound()
     raw_query = request.environ.get("QUERY_STRING", "")
     try:  # werkzeug would turn invalid UTF-8 into U+FFFD, silently
         unquote_to_bytes(raw_query.encode("latin-1")).decode("utf-8")
@@ -50,7 +52,6 @@ def _finish_response(response):
 def init_app(app, config):
     app.config["MAX_CONTENT_LENGTH"] = config.MAX_BODY_BYTES + 1  # see _check_request
     app.config["ALLOWED_HOSTS"] = config.allowed_hosts
-    app.url_map.merge_slashes = False  # `//x` is a 404, not a 308 to `/x`
     wsgi_app = IgnoreTrailingSlash(app.wsgi_app)
     if config.TRUST_PROXY:
         # one proxy hop (the PaaS router) may set the scheme and host
