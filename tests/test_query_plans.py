@@ -77,3 +77,56 @@ def test_scans_of_a_cluster_are_an_id_range(store, estate):
     cluster_id = clusters[0]["id"]
     assert_index_bounded(plan_of(store.scans, lambda: store.scans.list_of_cluster(
         cluster_id, None, f"{cluster_id}/001700000200", LIMIT)))
+
+
+# -- a filtered page's work is bounded, whatever the filter -----------------
+
+BOUND = 50  # MAX_EXAMINED, lowered so that a 300-record estate spans windows
+
+
+@pytest.fixture
+def small_window(monkeypatch):
+    from inventory.store import base
+
+    monkeypatch.setattr(base, "MAX_EXAMINED", BOUND)
+
+
+def plans_of_filtered_page(resource, run):
+    """explain() of the window's key read and of the page's read."""
+    recorder = RecordingCollection(resource.collection)
+    resource.collection = recorder
+    try:
+        run()
+    finally:
+        resource.collection = recorder._collection
+    (window_query, projection), window_options = recorder.finds[-2]
+    (query,), options = recorder.finds[-1]
+    assert window_options["skip"] == BOUND - 1 and "skip" not in options
+    window = resource.collection.find(window_query, projection, **window_options).explain()
+    page = resource.collection.find(query, **options).explain()
+    return window, page
+
+
+@pytest.mark.parametrize("flt", ['environment="nowhere"', 'title="Rare*" OR labels:team',
+                                 'NOT version>="1.0"'])
+@pytest.mark.parametrize("depth", [0, 0.5])
+def test_a_filter_no_index_serves_examines_at_most_the_bound(store, estate, small_window,
+                                                            flt, depth):
+    after = f"c{int(SIZE * depth):04d}" if depth else None
+    window, page = plans_of_filtered_page(store.clusters, lambda: store.clusters.list(
+        filtering.parse(flt), after, LIMIT))
+    # the window is keys only, from the index: no document is read for it
+    assert "IXSCAN" in json.dumps(window["queryPlanner"]["winningPlan"])
+    assert window["executionStats"]["totalDocsExamined"] == 0, window["executionStats"]
+    assert window["executionStats"]["totalKeysExamined"] <= BOUND + 1
+    winning = json.dumps(page["queryPlanner"]["winningPlan"])
+    assert "IXSCAN" in winning and "COLLSCAN" not in winning and '"SORT"' not in winning
+    assert page["executionStats"]["totalDocsExamined"] <= BOUND, page["executionStats"]
+
+
+def test_a_scoped_filtered_page_examines_at_most_the_bound(store, estate, small_window):
+    orgs, _ = estate
+    window, page = plans_of_filtered_page(store.clusters, lambda: store.clusters.list(
+        filtering.parse('environment="nowhere"'), None, LIMIT, scope=orgs[0]))
+    assert window["executionStats"]["totalDocsExamined"] == 0
+    assert page["executionStats"]["totalDocsExamined"] <= BOUND

@@ -1,5 +1,8 @@
 """Concurrent writers, retries and conditional requests lose nothing."""
+from datetime import timedelta
+
 import pytest
+
 from tests.conftest import ADMIN_TOKEN, assert_problem, client_with
 
 # -- ETags and conditional requests -----------------------------------------
@@ -147,3 +150,88 @@ def test_malformed_idempotency_key_is_422(client, key):
 def test_idempotency_key_is_refused_when_making_tokens(client):
     assert_problem(client.post("/tokens", json={"name": "t", "role": "reader"},
                                headers={"Idempotency-Key": "k"}), 422, "header.idempotency-key")
+
+
+# -- a reservation whose request died ----------------------------------------
+
+
+def _as_if_it_died(store, age):
+    """Make the one stored key look like a request that reserved it `age`
+    ago and died before answering (a crash, a killed worker)."""
+    from inventory.store.idempotency import _now
+
+    store.idempotency.collection.update_many({}, {"$set": {"state": "pending",
+                                                           "created_at": _now() - age},
+                                                  "$unset": {"answer": ""}})
+
+
+def test_a_key_whose_request_died_is_taken_over_after_its_lease(client, store):
+    from inventory.store.idempotency import LEASE
+
+    headers = {"Idempotency-Key": "died"}
+    first = client.post("/organizations", json={"title": "A"}, headers=headers)
+    _as_if_it_died(store, LEASE + timedelta(seconds=1))
+    again = client.post("/organizations", json={"title": "A"}, headers=headers)
+    assert again.status_code == 201 and "Idempotent-Replayed" not in again.headers
+    assert again.get_json()["id"] != first.get_json()["id"]  # it ran again
+    replay = client.post("/organizations", json={"title": "A"}, headers=headers)
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.get_json()["id"] == again.get_json()["id"]
+
+
+def test_a_key_within_its_lease_is_still_in_progress(client, store):
+    headers = {"Idempotency-Key": "busy"}
+    client.post("/organizations", json={"title": "A"}, headers=headers)
+    _as_if_it_died(store, timedelta(seconds=5))
+    assert_problem(client.post("/organizations", json={"title": "A"}, headers=headers), 409)
+
+
+def test_a_request_that_outlived_its_lease_cannot_overwrite_the_new_owners_answer(store):
+    from inventory.store.idempotency import LEASE, _now
+
+    owner, _ = store.idempotency.reserve("caller:k", "fingerprint")
+    store.idempotency.collection.update_one({}, {"$set": {"created_at": _now() - LEASE * 2}})
+    new_owner, _ = store.idempotency.reserve("caller:k", "fingerprint")
+    assert new_owner != owner
+    store.idempotency.complete("caller:k", owner, {"late": True})  # the old request, at last
+    store.idempotency.release("caller:k", owner)
+    store.idempotency.complete("caller:k", new_owner, {"status": 201})
+    assert store.idempotency.reserve("caller:k", "fingerprint") == (None, {"status": 201})
+
+
+# -- a delete the process did not live to finish ----------------------------
+
+
+@pytest.mark.parametrize("level", ["organization", "platform", "cluster"])
+def test_a_repeated_delete_finishes_a_crashed_one(client, inventory, store, level):
+    org = inventory.org()
+    platforms = [inventory.platform(org=org["id"]) for _ in range(2)]
+    clusters = [inventory.cluster(platform=p["name"]) for p in platforms for _ in range(2)]
+    for cluster in clusters:
+        inventory.scan(cluster["name"], 10)
+        inventory.scan(cluster["name"], 20)
+    # the state a delete leaves when its process dies midway: mark set, part swept
+    if level == "organization":
+        path = f"/organizations/{org['id']}?force=true"
+        store.organizations.mark_deleting({"_id": org["id"]})
+        store.platforms.delete_where({"_id": platforms[0]["name"]})
+    elif level == "platform":
+        path = f"/kubeplatforms/{platforms[0]['name']}?force=true"
+        store.platforms.mark_deleting({"_id": platforms[0]["name"]})
+        store.clusters.delete_where({"_id": clusters[0]["name"]})
+    else:
+        path = f"/kubeclusters/{clusters[0]['name']}"
+        store.clusters.mark_deleting({"_id": clusters[0]["name"]})
+        store.scans.collection.delete_one({"cluster": clusters[0]["id"]})
+    record = path.split("?")[0]
+    assert_problem(client.get(record), 404)  # a marked record reads as gone
+    assert client.delete(path).status_code == 204
+    assert_problem(client.get(record), 404)
+    survivors = {c["name"] for c in client.get("/kubeclusters").get_json()["results"]}
+    gone = {"organization": {c["name"] for c in clusters},
+            "platform": {c["name"] for c in clusters[:2]},
+            "cluster": {clusters[0]["name"]}}[level]
+    assert survivors == {c["name"] for c in clusters} - gone
+    assert store.db.scans.count_documents({}) == 2 * len(survivors)
+    assert store.db[f"{level}s" if level != "organization" else "organizations"].count_documents(
+        {"_deleting": True}) == 0

@@ -285,3 +285,23 @@ def test_a_token_of_an_organization_deleted_meanwhile_is_refused(store, tree, mo
     with pytest.raises(Unprocessable):
         store.tokens.create({"name": "late", "role": "reader", "organization": org["id"]}, "t")
     assert store.tokens.collection.count_documents({"organization": org["id"]}) == 0
+
+
+def test_a_filtered_page_examines_at_most_the_bound_at_scale(store):
+    from inventory import filtering
+    from inventory.store.base import MAX_EXAMINED
+
+    ids = [store.organizations.create({"title": "match" if i in (5, 1500) else "other",
+                                       "description": ""}, "t")["id"]
+           for i in range(int(MAX_EXAMINED * 2.5))]
+    tree = filtering.parse('title="match"')
+    pages, after, found = [], None, []
+    while True:
+        page = store.organizations.list(tree, after, 100)
+        pages.append(len(page.records))
+        found += [r["id"] for r in page.records]
+        if page.next_after is None:
+            break
+        assert page.next_after in ids[MAX_EXAMINED - 1::MAX_EXAMINED]  # each window's end
+        after = page.next_after
+    assert found == [ids[5], ids[1500]] and pages == [1, 1, 0]
