@@ -47,7 +47,8 @@ PAGE_QUERIES = [
 @pytest.mark.parametrize("query", PAGE_QUERIES)
 @pytest.mark.parametrize("limit", [1, 3, 50])
 @pytest.mark.parametrize("projection", [None, {"_id": 1}, {"_id": 1, "group": 1}])
-def test_pages_in_id_order_match_mongomock_through_writes(query, limit, projection):
+@pytest.mark.parametrize("skip", [0, 2, 30])
+def test_pages_in_id_order_match_mongomock_through_writes(query, limit, projection, skip):
     plain = mongomock_ng.MongoClient().db.things
     locked = LockedCollection(plain)
     order = [7, 3, 11, 0, 5, 9, 1, 4, 8, 2, 10, 6]
@@ -56,8 +57,9 @@ def test_pages_in_id_order_match_mongomock_through_writes(query, limit, projecti
                            **({"_deleting": True} if i == 5 else {})})
 
     def same():
-        expected = list(plain.find(query, projection, sort=[("_id", 1)], limit=limit))
-        assert locked.find(query, projection, sort=[("_id", 1)], limit=limit) == expected
+        expected = list(plain.find(query, projection, sort=[("_id", 1)], limit=limit, skip=skip))
+        assert locked.find(query, projection, sort=[("_id", 1)], limit=limit,
+                           skip=skip) == expected
 
     same()
     locked.delete_one({"_id": "k04"})

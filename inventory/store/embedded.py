@@ -73,15 +73,16 @@ class LockedCollection:
         self._keys = None  # every `_id`, in order; rebuilt after a write
         self._by_field = {}  # field with an index -> {value: [_id, ...]}; likewise
 
-    def find(self, filter=None, projection=None, sort=None, limit=0, **kwargs):
-        """A list, read inside the lock; pages in `_id` order walk the keys."""
+    def find(self, filter=None, projection=None, sort=None, limit=0, skip=0, **kwargs):
+        """A list, read inside the lock; pages in `_id` order walk the keys
+        (skipping `skip` matches first, as a filtered page's window does)."""
         with _LOCK:
             if sort == _ID_ORDER and limit > 0 and not kwargs and _plain_inclusion(projection):
                 keys = self._ordered_keys()
                 if keys is not None:
-                    return self._walk(keys, filter or {}, projection, limit)
+                    return self._walk(keys, filter or {}, projection, limit, skip)
             return list(self._collection.find(filter, projection, sort=sort, limit=limit,
-                                              **kwargs))
+                                              skip=skip, **kwargs))
 
     def find_one(self, filter=None, projection=None):
         """A read by `_id`, or by a field with an index, goes straight to the
@@ -142,7 +143,7 @@ class LockedCollection:
             self._keys = sorted(keys)
         return self._keys
 
-    def _walk(self, keys, query, projection, limit):
+    def _walk(self, keys, query, projection, limit, skip=0):
         lower, lower_inclusive, upper, upper_inclusive = _id_bounds(query)
         start = 0
         if lower is not None:
@@ -153,6 +154,9 @@ class LockedCollection:
             if upper is not None and (key > upper if upper_inclusive else key >= upper):
                 break
             if key in documents and filter_applies(query, documents[key]):
+                if skip:
+                    skip -= 1
+                    continue
                 found.append(_project(documents[key], projection))
                 if len(found) == limit:
                     break
