@@ -1,10 +1,10 @@
 """Access control: bearer tokens, roles and organization scope.
 
-Every route needs `Authorization: Bearer <token>` except health, readiness,
-the API documentation and the JSON Schemas (`/metrics` needs a reader). Roles rank reader < writer <
-admin; `required_role` says which a request needs. A token scoped to an
-organization passes that scope to every store call (`current_scope`), so the
-store's own queries keep other organizations' records out of reach.
+Each operation declares the least role that may call it, or none for the
+open ones (`inventory.operations`). Roles rank reader < writer < admin
+(`inventory.roles`). A token scoped to an organization passes that scope to
+every store call (`current_scope`), so the store's own queries keep other
+organizations' records out of reach.
 """
 import hmac
 import logging
@@ -13,17 +13,14 @@ from dataclasses import dataclass
 
 from flask import current_app, g, request
 
+from inventory.operations import current_operation
 from inventory.errors import Forbidden, Unauthorized
+from inventory.roles import allows
 from inventory.store import get_store
 from inventory.store.tokens import TOKEN_PREFIX
 from inventory.tokens_cli import tokens_cli
 
 log = logging.getLogger("inventory")
-
-ROLES = ("reader", "writer", "admin")
-_RANK = {role: rank for rank, role in enumerate(ROLES)}
-OPEN_BLUEPRINTS = {"meta", "api-docs", "docs-assets"}  # health, readiness, schemas; the docs
-_READ_METHODS = {"GET", "HEAD"}
 
 
 @dataclass(frozen=True)
@@ -32,15 +29,6 @@ class Principal:
     name: str
     role: str
     organization: str | None = None  # the scope, if any
-
-
-def required_role(blueprint, method):
-    """The least role that may make this request."""
-    if blueprint == "tokens":
-        return "admin"
-    if method in _READ_METHODS:
-        return "reader"
-    return "admin" if blueprint == "organizations" else "writer"
 
 
 def _resolve(secret):
@@ -55,8 +43,8 @@ def _resolve(secret):
 
 def authenticate():
     """before_request: who is calling, and may they do this?"""
-    if request.url_rule is None or request.blueprint in OPEN_BLUEPRINTS \
-            or request.method == "OPTIONS":
+    declared = current_operation()
+    if declared is None or declared.role is None or request.method == "OPTIONS":
         return  # unknown routes answer 404/405; OPTIONS reveals only `Allow`
     scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
     secret = secret.strip()
@@ -65,9 +53,8 @@ def authenticate():
     principal = _resolve(secret)
     if principal is None:
         raise Unauthorized("The token is unknown or revoked.", invalid_token=True)
-    needed = required_role(request.blueprint, request.method)
-    if _RANK[principal.role] < _RANK[needed]:
-        raise Forbidden(f"This request needs the {needed} role; the token "
+    if not allows(principal.role, declared.role):
+        raise Forbidden(f"This request needs the {declared.role} role; the token "
                         f"{principal.name!r} has {principal.role}.")
     g.principal = principal
 

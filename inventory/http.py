@@ -7,6 +7,7 @@ from werkzeug.exceptions import NotFound, RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from inventory.errors import InvalidRequest
+from inventory.operations import current_operation
 from inventory.schema_urls import add_link_header, request_host_allowed
 
 
@@ -46,6 +47,9 @@ def _check_request():
 def _finish_response(response):
     if response.status_code == 204:
         response.headers.pop("Content-Type", None)  # no body, so no type
+    declared = current_operation()
+    if declared is not None and declared.secret:  # no cache may keep the answer
+        response.headers["Cache-Control"] = "no-store"
     return add_link_header(response)
 
 

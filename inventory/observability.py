@@ -88,17 +88,19 @@ def _finish(response):
     return response
 
 
-def metrics():
+METRICS_CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+
+def metrics_response():
     """The Prometheus exposition; across gunicorn workers when
     PROMETHEUS_MULTIPROC_DIR is set (prometheus_client's multiprocess mode)."""
     registry = REGISTRY
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
-    return Response(generate_latest(registry), mimetype=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
 
 
 def init_app(app):
     app.before_request(_start)
     app.after_request(_finish)
-    app.add_url_rule("/metrics", "metrics", metrics)

@@ -4,7 +4,7 @@ from flask.cli import AppGroup
 
 from inventory.errors import ServiceError
 from inventory.store import get_store
-from schemas.tokens import ROLES
+from inventory.roles import ROLES
 
 tokens_cli = AppGroup("tokens", help="Make, list and revoke API tokens (needs MONGODB_URI).")
 

@@ -1,10 +1,9 @@
 from marshmallow import fields, validate
 
 from inventory.ids import ORG_ID_RE
+from inventory.roles import ROLES
 from schemas.common import BodySchema, envelope
 from schemas.fields import Text
-
-ROLES = ("reader", "writer", "admin")
 
 
 class TokenSchema(BodySchema):

@@ -212,7 +212,7 @@ def test_update_merges_and_removes_nested_keys(store, tree):
 def test_update_of_an_immutable_field_raises_and_writes_nothing(store, tree):
     cluster = tree[2]
     with pytest.raises(Unprocessable):
-        store.clusters.update(cluster["name"], {"title": "x"}, "t", immutable={"platform": "p2"})
+        store.clusters.update(cluster["name"], {"title": "x", "platform": "p2"}, "t")
     assert "title" not in store.clusters.get(cluster["name"])
 
 

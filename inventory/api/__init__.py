@@ -5,6 +5,7 @@ import flask
 import flask_smorest
 import flask_swagger_ui
 
+from inventory import operations
 from inventory.api import clusters, meta, openapi, organizations, platforms, scans, tokens
 from schemas.common import ErrorSchema
 
@@ -27,7 +28,8 @@ class Api(flask_smorest.Api):
     def openapi_document(self):
         """The completed OpenAPI document, built once, on first use."""
         if self._document is None:
-            self._document = openapi.complete(self.spec.to_dict())
+            declared = flask.current_app.extensions["inventory.operations"]
+            self._document = openapi.complete(self.spec.to_dict(), declared.values())
         return self._document
 
     def _openapi_json(self):
@@ -57,4 +59,5 @@ def init_app(app):
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
     app.extensions["inventory.api"] = api
+    app.extensions["inventory.operations"] = operations.collect(app)
     return api

@@ -1,10 +1,12 @@
+"""/kubeclusters: the clusters platforms provision, by name or `k8scl_` id."""
 from flask import url_for
 from flask.views import MethodView
 
 from inventory.api.common import cluster_key, list_page
 from inventory.api.conditional import if_match, read, with_etag
-from inventory.auth import current_principal, current_scope
 from inventory.api.parser import Blueprint
+from inventory.auth import current_principal, current_scope
+from inventory.operations import operation
 from inventory.store import get_store
 from schemas.clusters import KubeClusterListSchema, KubeClusterPatchSchema, KubeClusterSchema
 from schemas.common import ListArgsSchema
@@ -12,21 +14,32 @@ from schemas.common import ListArgsSchema
 blp = Blueprint("kubeclusters", __name__, url_prefix="/kubeclusters",
                 description="KubeClusters, addressed by name or by `k8scl_` id.")
 
-IMMUTABLE = ("name", "platform")
+_BY_NAME = {"cluster": "$response.body#/name"}
 
 
 @blp.route("")
 class KubeClusters(MethodView):
     @blp.arguments(ListArgsSchema, location="query")
     @blp.response(200, KubeClusterListSchema)
+    @operation("listKubeClusters", role="reader", errors=(422,))
     def get(self, args):
         """List clusters, in name order"""
         return list_page("kubeclusters", args, get_store().clusters.list)
 
     @blp.arguments(KubeClusterSchema)
     @blp.response(201, KubeClusterSchema)
+    @operation("createKubeCluster", role="writer", idempotency_key=True, etag=True,
+               errors=(409, 422), links={
+                   "get": ("getKubeCluster", _BY_NAME),
+                   "update": ("updateKubeCluster", _BY_NAME),
+                   "delete": ("deleteKubeCluster", _BY_NAME),
+                   "scans": ("listKubeClusterScans", _BY_NAME),
+                   "recordScan": ("recordKubeClusterScan", _BY_NAME)})
     def post(self, body):
-        """Create a cluster on a platform"""
+        """Create a cluster on a platform
+
+        Its `platform` must exist (and be the caller's organization's, for a
+        scoped token); its `organization` is the platform's."""
         cluster = get_store().clusters.create(body, current_principal().name, current_scope())
         location = url_for(".KubeCluster", cluster=cluster["name"], _external=True)
         return with_etag(cluster, 201, {"Location": location})
@@ -35,21 +48,33 @@ class KubeClusters(MethodView):
 @blp.route("/<cluster>")
 class KubeCluster(MethodView):
     @blp.response(200, KubeClusterSchema)
+    @operation("getKubeCluster", role="reader", if_none_match=True, etag=True,
+               errors=(404, 422))
     def get(self, cluster):
-        """Read a cluster"""
+        """Read a cluster
+
+        Answers 304 with no body when `If-None-Match` names its ETag."""
         return read(get_store().clusters.get(cluster_key(cluster), current_scope()))
 
-    @blp.arguments(KubeClusterPatchSchema)
+    @blp.arguments(KubeClusterPatchSchema, required=False)  # no body: nothing changes
     @blp.response(200, KubeClusterSchema)
+    @operation("updateKubeCluster", role="writer", if_match=True, etag=True,
+               errors=(404, 409, 412, 422))
     def patch(self, changes, cluster):
-        """Change some fields of a cluster (not its name or platform); labels merge"""
-        immutable = {field: changes.pop(field) for field in IMMUTABLE if field in changes}
+        """Change some fields of a cluster
+
+        A JSON merge patch: `labels` merge key by key and a null value removes
+        a label (at most 64 remain); `name` and `platform` cannot change (422).
+        With `If-Match`, only if the record is still at that ETag (else 412)."""
         return with_etag(get_store().clusters.update(
-            cluster_key(cluster), changes, current_principal().name, immutable,
-            current_scope(), if_match()))
+            cluster_key(cluster), changes, current_principal().name, scope=current_scope(),
+            revisions=if_match()))
 
     @blp.response(204)
+    @operation("deleteKubeCluster", role="writer", if_match=True, errors=(404, 412, 422))
     def delete(self, cluster):
-        """Delete a cluster and its scans"""
+        """Delete a cluster and its scans
+
+        Repeating a delete that was interrupted finishes it."""
         get_store().clusters.delete(cluster_key(cluster), scope=current_scope(),
                                     revisions=if_match())

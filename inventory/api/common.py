@@ -1,4 +1,7 @@
 """What the resource views share: path keys, the caller, list pages."""
+import re
+from dataclasses import dataclass
+
 from inventory import filtering
 from inventory.auth import current_scope
 from inventory.errors import Unprocessable
@@ -7,31 +10,53 @@ from inventory.paging import tokens
 from schemas.common import DEFAULT_LIMIT
 
 
-def _path_key(name, value, valid, what):
-    if not valid(value):
-        raise Unprocessable(f"path.{name}", f"Must be {what}.", value)
-    return value
+@dataclass(frozen=True)
+class PathKey:
+    """What a path parameter may be: the check views make and the document shows."""
+
+    description: str
+    what: str  # for the 422's message: "Must be {what}."
+    patterns: tuple
+
+    def check(self, name, value):
+        if not any(pattern.match(value) for pattern in self.patterns):
+            raise Unprocessable(f"path.{name}", f"Must be {self.what}.", value)
+        return value
+
+
+PATH_KEYS = {
+    "org": PathKey("The organization's id.",
+                   "an organization id (org_ followed by a UUID)", (ORG_ID_RE,)),
+    "platform": PathKey("The platform's name (slug).",
+                        "a platform name (an RFC 1123 DNS label)", (SLUG_RE,)),
+    "cluster": PathKey("The cluster's name (slug) or id (`k8scl_` + UUID).",
+                       "a cluster name (an RFC 1123 DNS label) or id (k8scl_ followed by a UUID)",
+                       (SLUG_RE, CLUSTER_ID_RE)),
+    "scan": PathKey("The scan's id.", "a scan id (k8scs_ followed by a UUID)", (SCAN_ID_RE,)),
+    "token": PathKey("The token's id.", "a token id (tok_ followed by a UUID)", (TOKEN_ID_RE,)),
+    "name": PathKey("A schema's name, as in a body's `$schema`.", "a schema name",
+                    (re.compile(r"^[A-Za-z0-9]{1,64}$"),)),
+}
 
 
 def org_key(value):
-    return _path_key("org", value, ORG_ID_RE.match, "an organization id (org_ followed by a UUID)")
+    return PATH_KEYS["org"].check("org", value)
 
 
 def platform_key(value):
-    return _path_key("platform", value, SLUG_RE.match, "a platform name (an RFC 1123 DNS label)")
+    return PATH_KEYS["platform"].check("platform", value)
 
 
 def cluster_key(value):
-    return _path_key("cluster", value, lambda v: SLUG_RE.match(v) or CLUSTER_ID_RE.match(v),
-                     "a cluster name (an RFC 1123 DNS label) or id (k8scl_ followed by a UUID)")
+    return PATH_KEYS["cluster"].check("cluster", value)
 
 
 def scan_key(value):
-    return _path_key("scan", value, SCAN_ID_RE.match, "a scan id (k8scs_ followed by a UUID)")
+    return PATH_KEYS["scan"].check("scan", value)
 
 
 def token_key(value):
-    return _path_key("token", value, TOKEN_ID_RE.match, "a token id (tok_ followed by a UUID)")
+    return PATH_KEYS["token"].check("token", value)
 
 
 def list_page(list_key, args, fetch):

@@ -1,5 +1,11 @@
-"""ETags and conditional requests (RFC 9110): If-Match, If-None-Match."""
+"""ETags and conditional requests (RFC 9110): If-Match, If-None-Match.
+
+Only operations that declare them (`if_match`, `if_none_match` in
+`inventory.operations`) honour the headers; the document lists them there.
+"""
 from flask import current_app, request
+
+from inventory.operations import current_operation
 
 
 def etag(record):
@@ -17,7 +23,9 @@ def if_match():
     Weak tags never match for If-Match (strong comparison), so a header of
     only weak tags allows nothing and the write fails with 412.
     """
-    if "If-Match" not in request.headers or request.if_match.star_tag:
+    declared = current_operation()
+    if not declared.if_match or "If-Match" not in request.headers \
+            or request.if_match.star_tag:
         return None
     return list(request.if_match)  # the strong tags, unquoted
 
@@ -25,7 +33,8 @@ def if_match():
 def not_modified(record):
     """A 304 if If-None-Match names the record's current ETag, else None."""
     tags = request.if_none_match
-    if tags and (tags.star_tag or tags.contains_weak(record.revision)):
+    if current_operation().if_none_match and tags and (
+            tags.star_tag or tags.contains_weak(record.revision)):
         response = current_app.response_class(status=304)
         response.headers["ETag"] = etag(record)
         return response

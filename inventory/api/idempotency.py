@@ -1,9 +1,12 @@
 """`Idempotency-Key` on creates: a retried POST answers what the first did.
 
-The key is scoped to the caller's token; the same key with the same request
-(path and JSON body) within 24 hours replays the first successful answer with
-`Idempotent-Replayed: true`; with another request it is a 422. Failed
-requests are not kept, so a retry after an error runs again.
+Operations that take a key say so (`idempotency_key=True` in their
+declaration, `inventory.operations`); a key sent to any other POST is a 422
+rather than silently ignored. The key is scoped to the caller's token; the
+same key with the same request (path and JSON body) within 24 hours replays
+the first successful answer with `Idempotent-Replayed: true`; with another
+request it is a 422. Failed requests are not kept, so a retry after an error
+runs again.
 """
 import hashlib
 import json
@@ -13,12 +16,12 @@ from flask import current_app, g, request
 
 from inventory.auth import current_principal
 from inventory.errors import Unprocessable
+from inventory.operations import current_operation
 from inventory.schema_urls import add_link_header
 from inventory.store import get_store
 
 HEADER = "Idempotency-Key"
 _KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")  # visible ASCII
-RESOURCE_BLUEPRINTS = {"organizations", "kubeplatforms", "kubeclusters", "kubeclusterscans"}
 _REPLAYED_HEADERS = ("Location", "ETag", "Content-Type", "Link")
 
 
@@ -34,13 +37,14 @@ def _fingerprint():
 def reserve_or_replay():
     """before_request (after authentication): replay, or own the key."""
     key = request.headers.get(HEADER)
-    if key is None or request.method != "POST" or request.url_rule is None:
+    declared = current_operation()
+    if key is None or request.method != "POST" or declared is None:
         return None
-    if request.blueprint == "tokens":
-        raise Unprocessable("header.idempotency-key", "Not supported when making tokens: "
-                            "the answer holds a secret that is never stored.", key)
-    if request.blueprint not in RESOURCE_BLUEPRINTS:
-        return None
+    if not declared.idempotency_key:
+        reason = (" (its answer holds a secret, which is never stored)"
+                  if declared.secret else "")
+        raise Unprocessable("header.idempotency-key", "This operation does not take an "
+                            f"Idempotency-Key{reason}.", key)
     if not _KEY_RE.match(key):
         raise Unprocessable("header.idempotency-key", "Must be 1 to 255 visible ASCII "
                             "characters (a UUID is a good choice).", key)

@@ -1,31 +1,53 @@
-"""Routes about the service itself: health, readiness, JSON Schemas."""
+"""Routes about the service itself: health, readiness, metrics, JSON Schemas."""
 from flask import current_app, jsonify
 from flask.views import MethodView
 
 from inventory.api.parser import Blueprint
 from inventory.errors import NotFound
+from inventory.observability import METRICS_CONTENT_TYPE, metrics_response
+from inventory.operations import operation
 from inventory.schema_urls import schema_url
 from inventory.store import get_store
 from schemas.common import HealthSchema
 
-blp = Blueprint("meta", __name__, description="Health, readiness and JSON Schemas.")
+blp = Blueprint("meta", __name__, description="Health, readiness, metrics and JSON Schemas.")
 
 
 @blp.route("/healthz")
 class Health(MethodView):
     @blp.response(200, HealthSchema)
+    @operation("getHealth", role=None)
     def get(self):
-        """The process is alive"""
+        """The process is alive
+
+        Needs no token; answers whatever the database does."""
         return {"status": "ok"}
 
 
 @blp.route("/readyz")
 class Ready(MethodView):
     @blp.response(200, HealthSchema)
+    @operation("getReadiness", role=None, errors=(503,))
     def get(self):
-        """The database answers (else 503)"""
+        """The database answers
+
+        Needs no token; 503 while the database cannot be reached."""
         get_store().ping()
         return {"status": "ok"}
+
+
+@blp.route("/metrics")
+class Metrics(MethodView):
+    @blp.response(200, {"type": "string"}, content_type=METRICS_CONTENT_TYPE,
+                  description="Prometheus text exposition format.")
+    @operation("getMetrics", role="reader")
+    def get(self):
+        """Prometheus metrics
+
+        `inventory_requests_total` by method, route and status, and
+        `inventory_request_duration_seconds`; label values come from fixed
+        sets only. Across workers with PROMETHEUS_MULTIPROC_DIR."""
+        return metrics_response()
 
 
 def _rewrite_refs(node):
@@ -40,9 +62,13 @@ def _rewrite_refs(node):
 
 @blp.route("/schemas/<name>.json")
 class JsonSchema(MethodView):
-    @blp.response(200)
+    @blp.response(200, {"type": "object"}, content_type="application/schema+json",
+                  description="A JSON Schema (draft 2020-12).")
+    @operation("getJsonSchema", role=None, errors=(404,))
     def get(self, name):
-        """The JSON Schema named in a body's `$schema`"""
+        """The JSON Schema named in a body's `$schema`
+
+        Needs no token."""
         components = current_app.extensions["inventory.api"].openapi_document()["components"]
         schema = components.get("schemas", {}).get(name)
         if schema is None:

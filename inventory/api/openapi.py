@@ -1,31 +1,22 @@
-"""Completes flask-smorest's OpenAPI document so that it tells the truth.
+"""Completes flask-smorest's OpenAPI document from the operations' own
+declarations (`inventory.operations`).
 
-flask-smorest documents what the decorators say: bodies, arguments, the
-success status. What the service adds around the views (authentication,
-conditional requests, idempotency keys, the problem+json error body of every
-failure, the headers every answer carries) is added here, once, by rules
-that mirror the code that implements them.
+flask-smorest documents what its decorators say: bodies, arguments, the
+success answer. What each operation declares beside them (the role it needs,
+the error statuses it answers, the conditional and idempotency headers it
+honours, the links from what it creates) is written into its entry here, from
+the declaration, which is also what the code enforcing it reads. Nothing here
+looks at paths or blueprint names.
 """
 import copy
 from http import HTTPStatus
 
+from inventory.api.common import PATH_KEYS
 from inventory.api.idempotency import HEADER as IDEMPOTENCY_HEADER
-from inventory.api.idempotency import RESOURCE_BLUEPRINTS
-from inventory.ids import CLUSTER_ID_RE, ORG_ID_RE, SCAN_ID_RE, SLUG_RE, TOKEN_ID_RE
 
 PROBLEM = "application/problem+json"
-OPEN_PATHS = ("/healthz", "/readyz", "/schemas/")
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
-
-PATH_PARAMETERS = {
-    "org": ("The organization's id.", ORG_ID_RE.pattern),
-    "platform": ("The platform's name (slug).", SLUG_RE.pattern),
-    "cluster": ("The cluster's name (slug) or id (`k8scl_` + UUID).",
-                f"{SLUG_RE.pattern}|{CLUSTER_ID_RE.pattern}"),
-    "scan": ("The scan's id.", SCAN_ID_RE.pattern),
-    "token": ("The token's id.", TOKEN_ID_RE.pattern),
-    "name": ("A schema's name, as in a body's `$schema`.", None),
-}
+METHODS = ("get", "post", "patch", "put", "delete")
 
 HEADERS = {
     "X-Request-ID": {"description": "Identifies this request; the error body's `instance` "
@@ -42,6 +33,8 @@ HEADERS = {
     "Idempotent-Replayed": {"description": "`true` when this is the stored answer to an "
                             "earlier request with the same Idempotency-Key.",
                             "schema": {"type": "string"}},
+    "Cache-Control": {"description": "`no-store`: the answer holds a secret.",
+                      "schema": {"type": "string"}},
 }
 
 REQUEST_HEADERS = {
@@ -64,7 +57,6 @@ ERROR_MEANINGS = {
     401: "No valid bearer token.",
     403: "The token's role or organization scope does not allow this.",
     404: "No such record (or not visible to this token), or no such route.",
-    405: "The path does not allow this method; `Allow` lists those it does.",
     409: "A record with this key exists, the record still has children (pass force=true), "
          "or a request with this Idempotency-Key is still running.",
     412: "If-Match names no current ETag of the record: it changed meanwhile.",
@@ -76,40 +68,10 @@ ERROR_MEANINGS = {
 }
 
 
-# Stable operation ids: the names generated clients give their functions.
-OPERATION_IDS = {
-    ("get", "/organizations"): "listOrganizations",
-    ("post", "/organizations"): "createOrganization",
-    ("get", "/organizations/{org}"): "getOrganization",
-    ("patch", "/organizations/{org}"): "updateOrganization",
-    ("delete", "/organizations/{org}"): "deleteOrganization",
-    ("get", "/kubeplatforms"): "listKubePlatforms",
-    ("post", "/kubeplatforms"): "createKubePlatform",
-    ("get", "/kubeplatforms/{platform}"): "getKubePlatform",
-    ("patch", "/kubeplatforms/{platform}"): "updateKubePlatform",
-    ("delete", "/kubeplatforms/{platform}"): "deleteKubePlatform",
-    ("get", "/kubeclusters"): "listKubeClusters",
-    ("post", "/kubeclusters"): "createKubeCluster",
-    ("get", "/kubeclusters/{cluster}"): "getKubeCluster",
-    ("patch", "/kubeclusters/{cluster}"): "updateKubeCluster",
-    ("delete", "/kubeclusters/{cluster}"): "deleteKubeCluster",
-    ("get", "/kubeclusters/{cluster}/scans"): "listKubeClusterScans",
-    ("post", "/kubeclusters/{cluster}/scans"): "recordKubeClusterScan",
-    ("get", "/kubeclusters/{cluster}/scans/{scan}"): "getKubeClusterScan",
-    ("get", "/tokens"): "listTokens",
-    ("post", "/tokens"): "createToken",
-    ("get", "/tokens/{token}"): "getToken",
-    ("delete", "/tokens/{token}"): "revokeToken",
-    ("get", "/healthz"): "getHealth",
-    ("get", "/readyz"): "getReadiness",
-    ("get", "/schemas/{name}.json"): "getJsonSchema",
-}
-
-
 def _problem(status):
     headers = {"X-Request-ID": {"$ref": "#/components/headers/X-Request-ID"},
                "Link": {"$ref": "#/components/headers/Link"}}
-    extra = {401: "WWW-Authenticate", 405: "Allow", 503: "Retry-After"}.get(status)
+    extra = {401: "WWW-Authenticate", 503: "Retry-After"}.get(status)
     if extra:
         headers[extra] = {"$ref": f"#/components/headers/{extra}"}
     return {"description": f"{HTTPStatus(status).phrase}: {ERROR_MEANINGS[status]}",
@@ -120,77 +82,80 @@ def _header_refs(*names):
     return {name: {"$ref": f"#/components/headers/{name}"} for name in names}
 
 
-def _error_statuses(path, method, operation, blueprint):
-    protected = not path.startswith(OPEN_PATHS)
-    has_body = "requestBody" in operation
-    item = "{" in path.rsplit("/", 1)[-1] or path.endswith("/scans")
-    statuses = {500}
-    if protected:
+def _error_statuses(operation, declared):
+    """What the operation may answer besides success: what every request
+    may meet, what its token and body may cause, and what it declares."""
+    statuses = {500, *declared.errors}
+    if declared.role is not None:
         statuses |= {401, 403, 503}
-    if path == "/readyz":
-        statuses.add(503)
-    if has_body:
-        statuses |= {400, 413, 415}
-    if has_body or operation.get("parameters") or "{" in path:
-        statuses.add(422)
-    if item:
-        statuses.add(404)
-    if method == "post" or (method == "delete" and blueprint in ("organizations", "kubeplatforms")):
-        statuses.add(409)
-    if method in ("patch", "delete") and blueprint in ("organizations", "kubeplatforms", "kubeclusters"):
-        statuses.add(412)
+    if "requestBody" in operation:
+        statuses |= {400, 413, 415, 422}
     return statuses
 
 
-def _complete_operation(path, method, operation):
-    blueprint = (operation.get("tags") or [""])[0]
-    operation["operationId"] = OPERATION_IDS[(method, path)]
+def _success_headers(status, response, declared):
+    names = ["X-Request-ID"]
+    if any(kind.endswith("json") and kind != "application/schema+json"
+           for kind in response.get("content", {})):
+        names.append("Link")  # every JSON body names its schema
+    if status == "201":
+        names.append("Location")
+    if declared.etag:
+        names.append("ETag")
+    if status == "201" and declared.idempotency_key:
+        names.append("Idempotent-Replayed")
+    if declared.secret:
+        names.append("Cache-Control")
+    return _header_refs(*names)
+
+
+def _links(declared):
+    return {name: {"operationId": target, "parameters": parameters}
+            for name, (target, parameters) in declared.links.items()}
+
+
+def _complete_operation(operation, declared):
     responses = operation["responses"]
     for key in [k for k in responses if not k.startswith("2")]:
         del responses[key]  # flask-smorest's own error entries
-    item_path = "{" in path.rsplit("/", 1)[-1]
     for status, response in responses.items():
-        names = ["X-Request-ID"]
-        if "content" in response:
-            names.append("Link")
-        if status == "201":
-            names += ["Location", "ETag"]
-            if method == "post" and blueprint in RESOURCE_BLUEPRINTS:
-                names.append("Idempotent-Replayed")
-        elif status == "200" and item_path and blueprint != "meta" and blueprint != "tokens":
-            names.append("ETag")
-        response["headers"] = _header_refs(*names)
+        response["headers"] = _success_headers(status, response, declared)
+        if declared.links and status.startswith("2"):
+            response["links"] = _links(declared)
     parameters = operation.setdefault("parameters", [])
-    if method == "get" and item_path and blueprint not in ("meta", "tokens"):
+    if declared.if_none_match:
         parameters.append(REQUEST_HEADERS["If-None-Match"])
         responses["304"] = {"description": "Not Modified: the record is at an ETag of "
                             "If-None-Match.", "headers": _header_refs("ETag", "X-Request-ID")}
-    if method in ("patch", "delete") and blueprint in ("organizations", "kubeplatforms",
-                                                       "kubeclusters"):
+    if declared.if_match:
         parameters.append(REQUEST_HEADERS["If-Match"])
-    if method == "post" and blueprint in RESOURCE_BLUEPRINTS:
+    if declared.idempotency_key:
         parameters.append(REQUEST_HEADERS[IDEMPOTENCY_HEADER])
     if not parameters:
         del operation["parameters"]
-    for status in sorted(_error_statuses(path, method, operation, blueprint)):
+    for status in sorted(_error_statuses(operation, declared)):
         responses[str(status)] = {"$ref": f"#/components/responses/Problem{status}"}
-    responses["default"] = {"$ref": "#/components/responses/Problem500"}
-    if path.startswith(OPEN_PATHS):
+    who = ("Needs no token." if declared.role is None
+           else f"Needs a token with the `{declared.role}` role or above.")
+    operation["description"] = f"{operation.get('description', '').strip()}\n\n{who}".strip()
+    if declared.role is None:
         operation["security"] = []
 
 
 def _describe_path_parameters(path_item):
     for parameter in path_item.get("parameters", []):
-        description, pattern = PATH_PARAMETERS.get(parameter["name"], (None, None))
-        if description:
-            parameter["description"] = description
-        if pattern:  # one anchored alternative per form the key may take
-            parameter["schema"] = {"type": "string",
-                                   "pattern": "|".join(f"(?:{p})" for p in pattern.split("|"))}
+        key = PATH_KEYS.get(parameter["name"])
+        if key is not None:
+            parameter["description"] = key.description
+            # one anchored alternative per form the key may take
+            parameter["schema"] = {"type": "string", "pattern": "|".join(
+                f"(?:{pattern.pattern})" for pattern in key.patterns)}
 
 
-def complete(document):
-    """A completed copy of flask-smorest's `document`."""
+def complete(document, declarations):
+    """A completed copy of flask-smorest's `document`, from `declarations`
+    (the Operation of every route)."""
+    by_id = {declared.operation_id: declared for declared in declarations}
     document = copy.deepcopy(document)
     components = document.setdefault("components", {})
     components["responses"] = {f"Problem{status}": _problem(status) for status in ERROR_MEANINGS}
@@ -199,15 +164,18 @@ def complete(document):
         "type": "http", "scheme": "bearer",
         "description": "An API token: `Authorization: Bearer <token>`."}}
     document["security"] = [{"bearerAuth": []}]
+    document["servers"] = [{"url": "/", "description": "This service, where the document "
+                            "is served from."}]
     components["schemas"].pop("PaginationMetadata", None)  # flask-smorest's; unused here
     document["info"]["description"] = (
         "An inventory of Kubernetes infrastructure for customers: organizations, their "
         "platforms, the clusters those provision, and the clusters' scans. Lists page with "
-        "`limit` and `continue` and filter with `filter`; every failure answers "
-        "`application/problem+json`.")
-    for path, path_item in document["paths"].items():
+        "`limit` and `continue` (a filtered page may be short: follow `continue` until it is "
+        "empty) and filter with `filter`. Every failure answers `application/problem+json`; "
+        "a method a path does not allow is a 405 with `Allow`.")
+    for path_item in document["paths"].values():
         _describe_path_parameters(path_item)
         for method, operation in path_item.items():
-            if method in ("get", "post", "patch", "put", "delete"):
-                _complete_operation(path, method, operation)
+            if method in METHODS:
+                _complete_operation(operation, by_id[operation["operationId"]])
     return document

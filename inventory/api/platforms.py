@@ -1,10 +1,12 @@
+"""/kubeplatforms: a cloud and control plane provider of an organization."""
 from flask import url_for
 from flask.views import MethodView
 
 from inventory.api.common import list_page, platform_key
 from inventory.api.conditional import if_match, read, with_etag
-from inventory.auth import current_principal, current_scope
 from inventory.api.parser import Blueprint
+from inventory.auth import current_principal, current_scope
+from inventory.operations import operation
 from inventory.store import get_store
 from schemas.common import DeleteArgsSchema, ListArgsSchema
 from schemas.platforms import KubePlatformListSchema, KubePlatformPatchSchema, KubePlatformSchema
@@ -12,21 +14,30 @@ from schemas.platforms import KubePlatformListSchema, KubePlatformPatchSchema, K
 blp = Blueprint("kubeplatforms", __name__, url_prefix="/kubeplatforms",
                 description="KubePlatforms: a cloud and control plane provider of an organization.")
 
-IMMUTABLE = ("name", "organization")
+_BY_NAME = {"platform": "$response.body#/name"}
 
 
 @blp.route("")
 class KubePlatforms(MethodView):
     @blp.arguments(ListArgsSchema, location="query")
     @blp.response(200, KubePlatformListSchema)
+    @operation("listKubePlatforms", role="reader", errors=(422,))
     def get(self, args):
         """List platforms, in name order"""
         return list_page("kubeplatforms", args, get_store().platforms.list)
 
     @blp.arguments(KubePlatformSchema)
     @blp.response(201, KubePlatformSchema)
+    @operation("createKubePlatform", role="writer", idempotency_key=True, etag=True,
+               errors=(409, 422), links={
+                   "get": ("getKubePlatform", _BY_NAME),
+                   "update": ("updateKubePlatform", _BY_NAME),
+                   "delete": ("deleteKubePlatform", _BY_NAME)})
     def post(self, body):
-        """Create a platform"""
+        """Create a platform
+
+        Its `organization` must exist (and be the caller's, for a scoped
+        token); its `name` must be free (else 409)."""
         platform = get_store().platforms.create(body, current_principal().name, current_scope())
         location = url_for(".KubePlatform", platform=platform["name"], _external=True)
         return with_etag(platform, 201, {"Location": location})
@@ -35,22 +46,35 @@ class KubePlatforms(MethodView):
 @blp.route("/<platform>")
 class KubePlatform(MethodView):
     @blp.response(200, KubePlatformSchema)
+    @operation("getKubePlatform", role="reader", if_none_match=True, etag=True,
+               errors=(404, 422))
     def get(self, platform):
-        """Read a platform"""
+        """Read a platform
+
+        Answers 304 with no body when `If-None-Match` names its ETag."""
         return read(get_store().platforms.get(platform_key(platform), current_scope()))
 
-    @blp.arguments(KubePlatformPatchSchema)
+    @blp.arguments(KubePlatformPatchSchema, required=False)  # no body: nothing changes
     @blp.response(200, KubePlatformSchema)
+    @operation("updateKubePlatform", role="writer", if_match=True, etag=True,
+               errors=(404, 409, 412, 422))
     def patch(self, changes, platform):
-        """Change some fields of a platform (not its name or organization)"""
-        immutable = {field: changes.pop(field) for field in IMMUTABLE if field in changes}
+        """Change some fields of a platform
+
+        A JSON merge patch; `name` and `organization` cannot change (422).
+        With `If-Match`, only if the record is still at that ETag (else 412)."""
         return with_etag(get_store().platforms.update(
-            platform_key(platform), changes, current_principal().name, immutable,
-            current_scope(), if_match()))
+            platform_key(platform), changes, current_principal().name, scope=current_scope(),
+            revisions=if_match()))
 
     @blp.arguments(DeleteArgsSchema, location="query")
     @blp.response(204)
+    @operation("deleteKubePlatform", role="writer", if_match=True,
+               errors=(404, 409, 412, 422))
     def delete(self, args, platform):
-        """Delete a platform (with force=true, its clusters and their scans)"""
+        """Delete a platform
+
+        With clusters, only with `force=true`, which deletes them and their
+        scans; else 409. Repeating a delete that was interrupted finishes it."""
         get_store().platforms.delete(platform_key(platform), force=args["force"],
                                      scope=current_scope(), revisions=if_match())

@@ -1,3 +1,4 @@
+"""/kubeclusters/{cluster}/scans: the scans of a cluster."""
 from flask import url_for
 from flask.views import MethodView
 
@@ -5,6 +6,7 @@ from inventory.api.common import cluster_key, list_page, scan_key
 from inventory.api.conditional import read, with_etag
 from inventory.api.parser import Blueprint
 from inventory.auth import current_scope
+from inventory.operations import operation
 from inventory.store import get_store
 from schemas.common import ListArgsSchema
 from schemas.scans import KubeClusterScanListSchema, KubeClusterScanSchema
@@ -17,6 +19,7 @@ blp = Blueprint("kubeclusterscans", __name__, url_prefix="/kubeclusters",
 class KubeClusterScans(MethodView):
     @blp.arguments(ListArgsSchema, location="query")
     @blp.response(200, KubeClusterScanListSchema)
+    @operation("listKubeClusterScans", role="reader", errors=(404, 422))
     def get(self, args, cluster):
         """List the scans of a cluster, oldest first"""
         store = get_store()
@@ -26,10 +29,17 @@ class KubeClusterScans(MethodView):
                          lambda tree, after, limit, _scope: store.scans.list_of_cluster(
                              cluster_id, tree, after, limit))
 
-    @blp.arguments(KubeClusterScanSchema)
+    @blp.arguments(KubeClusterScanSchema, required=False)  # no body: scanned now
     @blp.response(201, KubeClusterScanSchema)
+    @operation("recordKubeClusterScan", role="writer", idempotency_key=True, etag=True,
+               errors=(404, 422), links={
+                   "get": ("getKubeClusterScan", {"cluster": "$response.body#/cluster",
+                                                  "scan": "$response.body#/id"})})
     def post(self, body, cluster):
-        """Record a scan of a cluster"""
+        """Record a scan of a cluster
+
+        The body may be empty: `scanned_on` defaults to now. The cluster's
+        `last_scanned_on` rises to the newest of its scans."""
         scan = get_store().scans.create(cluster_key(cluster), body.get("scanned_on"),
                                         current_scope())
         location = url_for(".KubeClusterScan", cluster=cluster, scan=scan["id"], _external=True)
@@ -39,6 +49,8 @@ class KubeClusterScans(MethodView):
 @blp.route("/<cluster>/scans/<scan>")
 class KubeClusterScan(MethodView):
     @blp.response(200, KubeClusterScanSchema)
+    @operation("getKubeClusterScan", role="reader", if_none_match=True, etag=True,
+               errors=(404, 422))
     def get(self, cluster, scan):
         """Read one scan of a cluster"""
         store = get_store()

@@ -1,9 +1,11 @@
+"""/tokens: API tokens (admins only). Secrets are shown once, stored as hashes."""
 from flask import url_for
 from flask.views import MethodView
 
 from inventory.api.common import list_page, token_key
 from inventory.api.parser import Blueprint
 from inventory.auth import current_principal, current_scope
+from inventory.operations import operation
 from inventory.store import get_store
 from schemas.common import ListArgsSchema
 from schemas.tokens import NewTokenSchema, TokenListSchema, TokenSchema
@@ -16,30 +18,38 @@ blp = Blueprint("tokens", __name__, url_prefix="/tokens",
 class Tokens(MethodView):
     @blp.arguments(ListArgsSchema, location="query")
     @blp.response(200, TokenListSchema)
+    @operation("listTokens", role="admin", errors=(422,))
     def get(self, args):
         """List tokens (never their secrets)"""
         return list_page("tokens", args, get_store().tokens.list)
 
     @blp.arguments(TokenSchema)
     @blp.response(201, NewTokenSchema)
+    @operation("createToken", role="admin", secret=True, errors=(422,), links={
+        "get": ("getToken", {"token": "$response.body#/id"}),
+        "revoke": ("revokeToken", {"token": "$response.body#/id"})})
     def post(self, body):
-        """Make a token; the answer holds its secret, this once"""
+        """Make a token
+
+        The answer holds its secret, this once (`Cache-Control: no-store`).
+        A token scoped to an organization makes tokens of that organization
+        only. Takes no `Idempotency-Key`: the secret is never stored to replay."""
         record, secret = get_store().tokens.create(body, current_principal().name,
                                                    current_scope())
-        # the secret must not be kept by any cache between here and the caller
         return ({**record, "token": secret}, 201,
-                {"Location": url_for(".Token", token=record["id"], _external=True),
-                 "Cache-Control": "no-store"})
+                {"Location": url_for(".Token", token=record["id"], _external=True)})
 
 
 @blp.route("/<token>")
 class Token(MethodView):
     @blp.response(200, TokenSchema)
+    @operation("getToken", role="admin", errors=(404, 422))
     def get(self, token):
         """Read a token's record"""
         return get_store().tokens.get(token_key(token), current_scope())
 
     @blp.response(204)
+    @operation("revokeToken", role="admin", errors=(404, 422))
     def delete(self, token):
         """Revoke a token, effective from the next request"""
         get_store().tokens.revoke(token_key(token), current_scope())

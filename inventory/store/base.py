@@ -243,11 +243,15 @@ class ResourceStore:
         return {"created_by": principal, "created_on": now,
                 "last_modified_by": principal, "last_modified_on": now}
 
-    def update(self, key, changes, principal, immutable=None, scope=None, revisions=None):
-        """Apply a merge patch. `immutable` fields must keep their value; with
+    immutable_fields = ()  # fields a change may repeat but not alter (the key among them)
+
+    def update(self, key, changes, principal, scope=None, revisions=None):
+        """Apply a merge patch. Immutable fields must keep their value; with
         `revisions` (If-Match), the record must be at one of them. Each round
         reads the record, checks it and the merged result, and writes only if
         the record is still at the revision it read (else reads again)."""
+        immutable = {f: changes[f] for f in self.immutable_fields if f in changes}
+        changes = {f: v for f, v in changes.items() if f not in immutable}
         sets, unsets = {}, {}
         for field, value in changes.items():
             _merge_patch(field, value, sets, unsets)
@@ -256,7 +260,7 @@ class ResourceStore:
             if revisions is not None and current.get(REVISION) not in revisions:
                 raise PreconditionFailed(f"The {self.kind} has changed since that ETag; "
                                          "read it again.")
-            for field, value in (immutable or {}).items():
+            for field, value in immutable.items():
                 if current.get(self.stored_name(field)) != value:
                     raise Unprocessable(f"body.{field}", f"The {field} of a {self.kind} "
                                         "cannot be changed.", value)

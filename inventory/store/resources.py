@@ -50,6 +50,7 @@ class PlatformStore(ResourceStore):
     key_field = "name"
     child_field = "platform"
     scope_field = "organization"
+    immutable_fields = ("name", "organization")
     filter_fields = {"name": "string", "organization": "string", "title": "string",
                      "description": "string", "control_plane.provider": "string",
                      "infrastructure.cloud.provider": "string", **AUDIT_FIELDS}
@@ -74,6 +75,7 @@ class ClusterStore(ResourceStore):
     kind = "cluster"
     key_field = "name"
     scope_field = "organization"
+    immutable_fields = ("name", "platform")
     filter_fields = {"name": "string", "id": "string", "platform": "string",
                      "organization": "string", "environment": "string",
                      "version": "version", "title": "string", "description": "string",
@@ -117,10 +119,10 @@ class ClusterStore(ResourceStore):
             raise Unprocessable("body.labels", f"At most {MAX_LABELS} labels; the change "
                                 f"would leave {len(doc['labels'])}.")
 
-    def update(self, key, changes, principal, immutable=None, scope=None, revisions=None):
+    def update(self, key, changes, principal, scope=None, revisions=None):
         if "version" in changes:
             changes = {**changes, "_version_key": version_key(changes["version"])}
-        return super().update(key, changes, principal, immutable, scope, revisions)
+        return super().update(key, changes, principal, scope, revisions)
 
     def has_children(self, stored_key):
         return False  # scans always go with their cluster
