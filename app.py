@@ -5,8 +5,8 @@ import sys
 
 from flask import Flask
 
-from inventory import api, auth, demo, errors, http, observability, paging, store
-from inventory.api import idempotency
+from inventory import api, auth, demo, http, observability, paging, store
+from inventory.api import errors, idempotency
 from inventory.config import Config
 from inventory.jsonprovider import OrjsonProvider
 

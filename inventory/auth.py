@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from flask import current_app, g, request
 
 from inventory.operations import current_operation
-from inventory.errors import Forbidden, Unauthorized
+from inventory.errors import NotAllowed, NotAuthenticated
 from inventory.roles import allows
 from inventory.store import get_store
 from inventory.store.tokens import TOKEN_PREFIX
@@ -49,12 +49,12 @@ def authenticate():
     scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
     secret = secret.strip()
     if scheme.lower() != "bearer" or not secret:
-        raise Unauthorized("This request needs an 'Authorization: Bearer <token>' header.")
+        raise NotAuthenticated("This request needs an 'Authorization: Bearer <token>' header.")
     principal = _resolve(secret)
     if principal is None:
-        raise Unauthorized("The token is unknown or revoked.", invalid_token=True)
+        raise NotAuthenticated("The token is unknown or revoked.", invalid_token=True)
     if not allows(principal.role, declared.role):
-        raise Forbidden(f"This request needs the {declared.role} role; the token "
+        raise NotAllowed(f"This request needs the {declared.role} role; the token "
                         f"{principal.name!r} has {principal.role}.")
     g.principal = principal
 

@@ -6,7 +6,7 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from inventory.errors import Duplicate
+from inventory.errors import KeyInUse
 from inventory.store import get_store
 
 ORGANIZATIONS = {
@@ -48,7 +48,7 @@ def load_demo(store, principal="demo"):
             store.platforms.create({"name": name, "organization": org_ids[org], "title": title,
                                     "description": "", "control_plane": {"provider": control_plane},
                                     "infrastructure": {"cloud": {"provider": cloud}}}, principal)
-    except Duplicate:
+    except KeyInUse:
         for org_id in org_ids.values():  # the demo was loaded before: undo this attempt
             store.organizations.delete(org_id, force=True)
         return False

@@ -1,218 +1,106 @@
-"""The service's exceptions and the one handler that turns every failure into
-the interface's error body (RFC 9457 problem details, `application/problem+json`).
+"""The service's own errors: what went wrong, in the service's terms.
 
-The store raises these exceptions; views may raise them too. flask-smorest's
-own error payload never reaches a client: every HTTPException, every service
-error and every unexpected exception goes through `problem_response`.
+The store, the filter parser and the continuation tokens raise these. They
+know nothing of HTTP: `inventory.api.errors` is the one place that turns each
+into a status, the `errors[].location` it points at, and the error body.
 """
-import logging
-from http import HTTPStatus
-
-from flask import current_app, request
-from werkzeug.exceptions import HTTPException, MethodNotAllowed
-
-from inventory.observability import instance_uri, request_id
-from inventory.problems import problem_body
-from inventory.schema_urls import describe
-
-log = logging.getLogger(__name__)
-
-# webargs location names -> the wire's location prefixes
-_LOCATIONS = {"json": "body", "query": "query", "querystring": "query",
-              "view_args": "path", "path": "path", "headers": "header"}
 
 
 class ServiceError(Exception):
-    """Base of the service's own errors: a status, a detail and entries."""
+    """Base of the service's errors; `detail` is fit for a client."""
 
-    status = 500
-
-    def __init__(self, detail, errors=None, headers=None):
+    def __init__(self, detail):
         super().__init__(detail)
         self.detail = detail
-        self.errors = errors or []
-        self.headers = headers
 
 
 class NotFound(ServiceError):
-    status = 404
+    """No such record, or not one the caller may see."""
 
 
-class Unauthorized(ServiceError):
-    """No valid credentials: 401 with the challenge RFC 6750 asks for."""
-
-    status = 401
+class NotAuthenticated(ServiceError):
+    """No credentials, or unknown ones (`invalid_token`)."""
 
     def __init__(self, detail, invalid_token=False):
-        challenge = 'Bearer realm="inventory"'
-        if invalid_token:
-            challenge += ', error="invalid_token"'
-        super().__init__(detail, headers={"WWW-Authenticate": challenge})
+        super().__init__(detail)
+        self.invalid_token = invalid_token
 
 
-class Forbidden(ServiceError):
-    status = 403
+class NotAllowed(ServiceError):
+    """The caller's role or organization scope does not allow this."""
 
 
 class Unavailable(ServiceError):
-    """The database cannot be reached: 503, try again shortly."""
+    """The database cannot be reached."""
 
-    status = 503
-
-    def __init__(self):
-        super().__init__("The database cannot be reached; try again shortly.",
-                         headers={"Retry-After": "5"})
+    def __init__(self, detail="The database cannot be reached; try again shortly."):
+        super().__init__(detail)
 
 
-class PreconditionFailed(ServiceError):
-    """The record changed since the client read it (If-Match): 412."""
+class InvalidField(ServiceError):
+    """A field of the submitted record is not acceptable; `field` is its API
+    name (dotted for nesting), None for the record as a whole."""
 
-    status = 412
-
-    def __init__(self, detail, value=None):
-        super().__init__(detail, [error_entry("header.if-match", detail, value)])
-
-
-class InvalidRequest(ServiceError):
-    """A request that is not well-formed where no parser of ours reads it (400)."""
-
-    status = 400
-
-    def __init__(self, location, message, value=None):
-        super().__init__(message, [error_entry(location, message, value)])
+    def __init__(self, field, message, value=None):
+        super().__init__(message)
+        self.field, self.message, self.value = field, message, value
 
 
-class Duplicate(ServiceError):
-    status = 409
+class InvalidReference(InvalidField):
+    """A field names a record that does not exist (or went away meanwhile)."""
 
 
-class Conflict(ServiceError):
-    status = 409
+class ImmutableField(InvalidField):
+    """A change would alter a field that never changes."""
+
+    def __init__(self, field, kind, value):
+        super().__init__(field, f"The {field} of a {kind} cannot be changed.", value)
 
 
-class Unprocessable(ServiceError):
-    """A request that is well-formed but names something wrong (422)."""
-
-    status = 422
-
-    def __init__(self, location, message, value=None, detail=None):
-        super().__init__(detail or message, [error_entry(location, message, value)])
+class InvalidRecord(InvalidField):
+    """The record, as the change would leave it, breaks a rule (a limit)."""
 
 
-def error_entry(location, message, value=None):
-    return {"location": location, "message": message, "value": value}
+class StaleRevision(ServiceError):
+    """The record is no longer at a revision the caller named (If-Match)."""
 
 
-def problem_response(status, detail, errors=(), headers=None):
-    """The error body for `status`, with `$schema` and `Link` like any body."""
-    body = problem_body(status, detail, errors, describe("Error"), instance_uri(request_id()))
-    response = current_app.response_class(
-        current_app.json.dumps(body), status=status, mimetype="application/problem+json"
-    )
-    for name, value in (headers or {}).items():
-        response.headers[name] = value
-    return response
+class HasChildren(ServiceError):
+    """The record has children, and the delete was not forced."""
 
 
-def _walk(data, path):
-    """The value at `path` inside parsed input, or None where it is absent."""
-    for part in path:
-        if isinstance(data, dict) and part in data:
-            data = data[part]
-        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
-            data = data[part]
-        else:
-            return None
-    return data
+class KeyInUse(ServiceError):
+    """Another record has this key."""
 
 
-def _flatten(messages, path=()):
-    """Yield (path, message) for webargs/marshmallow nested error messages."""
-    if isinstance(messages, dict):
-        for key, inner in messages.items():
-            # "_schema" is an error of the object itself, not of a field
-            yield from _flatten(inner, path if key == "_schema" else path + (key,))
-    elif isinstance(messages, (list, tuple)):
-        for item in messages:
-            yield from _flatten(item, path)
-    else:
-        yield path, str(messages)
+class Contended(ServiceError):
+    """Others changed the same thing at once, too often: retry."""
 
 
-def _raw_input(location):
-    """What the client sent at a webargs location, for the `value` of entries."""
-    from inventory.api.parser import parse_json_body  # the parser owns JSON rules
+class KeyReused(ServiceError):
+    """An idempotency key already used with a different request."""
 
-    if location == "json":
-        try:
-            return parse_json_body(request.get_data(cache=True))
-        except ValueError:
-            return None
-    if location in ("query", "querystring"):
-        return {k: (v[0] if len(v) == 1 else v) for k, v in request.args.lists()}
-    if location in ("view_args", "path"):
-        return request.view_args or {}
-    if location == "headers":
-        return {k.lower(): v for k, v in request.headers.items()}
-    return None
+    def __init__(self, detail, key):
+        super().__init__(detail)
+        self.key = key
 
 
-def validation_entries(messages):
-    """Error entries, one per problem, from webargs' `{location: messages}`."""
-    entries = []
-    for location, inner in messages.items():
-        prefix = _LOCATIONS.get(location, location)
-        raw = _raw_input(location)
-        for path, message in _flatten(inner):
-            if location == "headers":
-                path = tuple(str(p).lower() for p in path)
-            where = ".".join([prefix, *map(str, path)])
-            entries.append(error_entry(where, message, _walk(raw, path)))
-    return entries
+class InProgress(ServiceError):
+    """A request with this idempotency key is still running."""
 
 
-def _detail_for(entries, fallback):
-    if len(entries) == 1:
-        return f"{entries[0]['location']}: {entries[0]['message']}"
-    if entries:
-        return f"{len(entries)} problems in the request; see errors."
-    return fallback
+class BadFilter(ServiceError):
+    """A filter that is not valid; `fragment` is the offending part."""
+
+    def __init__(self, message, fragment, position=None):
+        where = f" at column {position}" if position else ""
+        super().__init__(f"The filter is not valid: {message}{where}.")
+        self.message, self.fragment = f"{message}{where}.", fragment
 
 
-def handle_http_exception(error):
-    """Werkzeug/flask-smorest/webargs HTTP errors, in the service's format."""
-    status = error.code or 500
-    headers = {}
-    data = getattr(error, "data", None) or {}
-    entries = validation_entries(data["messages"]) if "messages" in data else []
-    headers.update(data.get("headers") or {})
-    if isinstance(error, MethodNotAllowed):
-        headers["Allow"] = ", ".join(sorted(error.valid_methods or []))
-        detail = f"The method {request.method} is not allowed on {request.path}."
-    elif status == 400 and entries:
-        detail = "The request body is not valid JSON: " + entries[0]["message"]
-    else:
-        detail = _detail_for(entries, error.description or HTTPStatus(status).description)
-    if status >= 500:
-        detail = HTTPStatus(status).description
-        entries = []
-    return problem_response(status, detail, entries, headers)
+class BadContinuation(ServiceError):
+    """A continuation token that is not one of this list, filter and caller."""
 
-
-def handle_service_error(error):
-    return problem_response(error.status, error.detail, error.errors, error.headers)
-
-
-def handle_unexpected(error):
-    """Anything uncaught: log it all, tell the client nothing of the code."""
-    if isinstance(error, HTTPException):
-        return handle_http_exception(error)
-    log.exception("unhandled error on %s %s", request.method, request.path)
-    return problem_response(500, "The server met an unexpected condition; "
-                            "the request was not completed.")
-
-
-def init_app(app):
-    app.register_error_handler(HTTPException, handle_http_exception)
-    app.register_error_handler(ServiceError, handle_service_error)
-    app.register_error_handler(Exception, handle_unexpected)
+    def __init__(self, detail, token):
+        super().__init__(detail)
+        self.token = token

@@ -21,7 +21,7 @@ store's business (`inventory.store.query`), which knows the stored fields.
 import re
 from dataclasses import dataclass
 
-from inventory.errors import Unprocessable
+from inventory.errors import BadFilter
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 32
@@ -63,10 +63,8 @@ class Not:
     operand: object
 
 
-def filter_error(message, value, position=None):
-    where = f" at column {position}" if position else ""
-    return Unprocessable("query.filter", f"{message}{where}.", value,
-                         detail=f"The filter is not valid: {message}{where}.")
+def filter_error(message, fragment, position=None):
+    return BadFilter(message, fragment, position)
 
 
 @dataclass

@@ -6,7 +6,7 @@ from flask import request
 from werkzeug.exceptions import NotFound, RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from inventory.errors import InvalidRequest
+from inventory.api.errors import RequestError
 from inventory.operations import current_operation
 from inventory.schema_urls import add_link_header, request_host_allowed
 
@@ -27,7 +27,7 @@ class IgnoreTrailingSlash:
 def _check_request():
     """before_request, first of all: refuse what no route should see."""
     if not request_host_allowed():
-        raise InvalidRequest("header.host", "This service does not answer for this host; "
+        raise RequestError(400, "header.host", "This service does not answer for this host; "
                              "see ALLOWED_HOSTS.", request.host)
     if "//" in request.environ.get("PATH_INFO", ""):  # werkzeug would 308 to a merged path
         raise NotFound()
@@ -35,7 +35,7 @@ def _check_request():
     try:  # werkzeug would turn invalid UTF-8 into U+FFFD, silently
         unquote_to_bytes(raw_query.encode("latin-1")).decode("utf-8")
     except UnicodeError:
-        raise InvalidRequest("query", "The query string is not UTF-8 once "
+        raise RequestError(400, "query", "The query string is not UTF-8 once "
                              "percent-decoded.", raw_query[:200]) from None
     # Read the whole body now, bounded: werkzeug stops reading a chunked body
     # at the limit without saying so, and the truncated JSON would be a 400.

@@ -5,7 +5,7 @@ import secrets
 from flask import current_app
 from itsdangerous import BadData, URLSafeSerializer
 
-from inventory.errors import Unprocessable
+from inventory.errors import BadContinuation
 
 
 class ContinuationTokens:
@@ -41,16 +41,15 @@ class ContinuationTokens:
         try:
             token_list, digest, after = self._signer().loads(token)
         except (BadData, ValueError, TypeError):
-            raise Unprocessable("query.continue", "Not a continuation token of this "
-                                "service (malformed or tampered with).", token) from None
+            raise BadContinuation("Not a continuation token of this service (malformed or "
+                                  "tampered with).", token) from None
         if token_list != list_key:
-            raise Unprocessable("query.continue", "The token belongs to another list.", token)
+            raise BadContinuation("The token belongs to another list.", token)
         if digest != self._filter_digest(filter_text):
-            raise Unprocessable("query.continue", "The token was made with another filter; "
+            raise BadContinuation("The token was made with another filter; "
                                 "pass the same filter with it.", token)
         if not isinstance(after, str):
-            raise Unprocessable("query.continue", "Not a continuation token of this "
-                                "service.", token)
+            raise BadContinuation("Not a continuation token of this service.", token)
         return after
 
 

@@ -45,7 +45,8 @@ def plan_of(resource, run):
         resource.collection = recorder._collection
     (query,), options = recorder.finds[-1]
     assert "skip" not in options and options["limit"] == LIMIT + 1
-    return resource.collection.find(query, sort=options["sort"], limit=options["limit"]).explain()
+    return resource.collection.unguarded.find(query, sort=options["sort"],
+                                              limit=options["limit"]).explain()
 
 
 def assert_index_bounded(plan):
@@ -102,8 +103,9 @@ def plans_of_filtered_page(resource, run):
     (window_query, projection), window_options = recorder.finds[-2]
     (query,), options = recorder.finds[-1]
     assert window_options["skip"] == BOUND - 1 and "skip" not in options
-    window = resource.collection.find(window_query, projection, **window_options).explain()
-    page = resource.collection.find(query, **options).explain()
+    raw = resource.collection.unguarded
+    window = raw.find(window_query, projection, **window_options).explain()
+    page = raw.find(query, **options).explain()
     return window, page
 
 

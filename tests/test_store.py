@@ -1,7 +1,8 @@
 """The store on its own: its data rules, without HTTP."""
 import pytest
 
-from inventory.errors import Conflict, Duplicate, NotFound, Unprocessable
+from inventory.errors import (HasChildren, ImmutableField, InvalidReference, KeyInUse,
+                              NotFound)
 from inventory.store.base import DELETING, MAX_EXAMINED
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
@@ -88,7 +89,7 @@ def test_page_size_never_reaches_the_database_as_zero(store):
 
 def test_duplicate_slug_raises_duplicate(store, tree):
     org = tree[0]
-    with pytest.raises(Duplicate):
+    with pytest.raises(KeyInUse):
         store.platforms.create({"name": "p1", "organization": org["id"], **PLATFORM}, "t")
 
 
@@ -104,9 +105,9 @@ def test_child_created_under_a_parent_being_deleted_is_undone(store, tree):
     org, platform, _, _ = tree
     store.platforms.mark_deleting({"_id": platform["name"]})
     read = store.db.platforms.find_one({"_id": "p1"})
-    with pytest.raises(Unprocessable):
+    with pytest.raises(InvalidReference):
         store.clusters.insert_under({"_id": "late", "id": "k8scl_late", "platform": "p1"},
-                                    store.platforms, read, Unprocessable("body.platform", "gone"))
+                                    store.platforms, read, InvalidReference("platform", "gone"))
     assert store.clusters.collection.find_one({"_id": "late"}) is None
 
 
@@ -182,7 +183,7 @@ def test_a_crashed_cluster_delete_is_finished_by_a_repeat(store):
 def test_an_unforced_repeat_of_a_crashed_delete_restores_a_record_with_children(store):
     org, _ = _estate(store)
     store.organizations.mark_deleting({"_id": org["id"]})
-    with pytest.raises(Conflict):
+    with pytest.raises(HasChildren):
         store.organizations.delete(org["id"])
     assert store.organizations.get(org["id"])["id"] == org["id"]  # visible again, whole
     assert _left(store)["platforms"] == 2
@@ -197,7 +198,7 @@ def test_a_repeat_of_a_crashed_delete_of_a_childless_record_needs_no_force(store
 
 def test_unforced_delete_with_children_raises_conflict_and_leaves_no_mark(store, tree):
     org = tree[0]
-    with pytest.raises(Conflict):
+    with pytest.raises(HasChildren):
         store.organizations.delete(org["id"])
     assert DELETING not in store.organizations.collection.find_one({"_id": org["id"]})
 
@@ -211,7 +212,7 @@ def test_update_merges_and_removes_nested_keys(store, tree):
 
 def test_update_of_an_immutable_field_raises_and_writes_nothing(store, tree):
     cluster = tree[2]
-    with pytest.raises(Unprocessable):
+    with pytest.raises(ImmutableField):
         store.clusters.update(cluster["name"], {"title": "x", "platform": "p2"}, "t")
     assert "title" not in store.clusters.get(cluster["name"])
 
@@ -270,7 +271,7 @@ def test_a_cluster_on_a_platform_replaced_by_another_organization_is_refused(sto
         store.platforms.create({"name": platform["name"], "organization": other["id"],
                                 **PLATFORM}, "t")
     _after_reading(monkeypatch, store.platforms, "find_doc", replace)
-    with pytest.raises(Unprocessable):
+    with pytest.raises(InvalidReference):
         store.clusters.create({"name": "late", "platform": platform["name"],
                                "environment": "dev", "version": "1.30", "labels": {}}, "t",
                               scope=org["id"])
@@ -282,7 +283,7 @@ def test_a_token_of_an_organization_deleted_meanwhile_is_refused(store, tree, mo
     org = tree[0]
     _after_reading(monkeypatch, store.organizations, "find_doc",
                    lambda: store.organizations.delete(org["id"], force=True))
-    with pytest.raises(Unprocessable):
+    with pytest.raises(InvalidReference):
         store.tokens.create({"name": "late", "role": "reader", "organization": org["id"]}, "t")
     assert store.tokens.collection.count_documents({"organization": org["id"]}) == 0
 

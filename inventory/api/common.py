@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from inventory import filtering
 from inventory.auth import current_scope
-from inventory.errors import Unprocessable
+from inventory.api.errors import RequestError
 from inventory.ids import CLUSTER_ID_RE, ORG_ID_RE, SCAN_ID_RE, SLUG_RE, TOKEN_ID_RE
 from inventory.paging import tokens
 from schemas.common import DEFAULT_LIMIT
@@ -20,7 +20,7 @@ class PathKey:
 
     def check(self, name, value):
         if not any(pattern.match(value) for pattern in self.patterns):
-            raise Unprocessable(f"path.{name}", f"Must be {self.what}.", value)
+            raise RequestError(422, f"path.{name}", f"Must be {self.what}.", value)
         return value
 
 

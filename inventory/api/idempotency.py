@@ -15,7 +15,7 @@ import re
 from flask import current_app, g, request
 
 from inventory.auth import current_principal
-from inventory.errors import Unprocessable
+from inventory.api.errors import RequestError
 from inventory.operations import current_operation
 from inventory.schema_urls import add_link_header
 from inventory.store import get_store
@@ -43,10 +43,10 @@ def reserve_or_replay():
     if not declared.idempotency_key:
         reason = (" (its answer holds a secret, which is never stored)"
                   if declared.secret else "")
-        raise Unprocessable("header.idempotency-key", "This operation does not take an "
+        raise RequestError(422, "header.idempotency-key", "This operation does not take an "
                             f"Idempotency-Key{reason}.", key)
     if not _KEY_RE.match(key):
-        raise Unprocessable("header.idempotency-key", "Must be 1 to 255 visible ASCII "
+        raise RequestError(422, "header.idempotency-key", "Must be 1 to 255 visible ASCII "
                             "characters (a UUID is a good choice).", key)
     scoped_key = f"{current_principal().key}:{key}"
     owner, answer = get_store().idempotency.reserve(scoped_key, _fingerprint())

@@ -8,12 +8,14 @@ import secrets
 
 import click
 import pymongo
+import pymongo.collection
+import pymongo.database
 import pymongo.errors
 from flask import current_app
 from flask.cli import with_appcontext
 from pymongo import ASCENDING
 
-from inventory.errors import Unavailable, handle_service_error
+from inventory.errors import Unavailable
 from inventory.store.resources import ClusterStore, OrganizationStore, PlatformStore, ScanStore
 from inventory.store.idempotency import IdempotencyStore
 from inventory.store.tokens import TokenStore
@@ -36,6 +38,39 @@ INDEXES = {
 }
 
 
+class _Guarded:
+    """A pymongo database or collection whose calls raise the service's
+    Unavailable, not pymongo's ConnectionFailure (server selection and
+    network timeouts among them), when the database is away. `find` answers
+    a list, so that the cursor's own reads happen inside the guard."""
+
+    def __init__(self, target):
+        self._target = target
+
+    @property
+    def unguarded(self):
+        """The pymongo object itself (the query-plan tests call explain())."""
+        return self._target
+
+    def __getitem__(self, name):
+        return _Guarded(self._target[name])
+
+    def __getattr__(self, name):
+        attribute = getattr(self._target, name)
+        if isinstance(attribute, (pymongo.collection.Collection, pymongo.database.Database)):
+            return _Guarded(attribute)
+        if not callable(attribute) or name == "client":
+            return attribute
+
+        def guarded(*args, **kwargs):
+            try:
+                answer = attribute(*args, **kwargs)
+                return list(answer) if name == "find" else answer
+            except pymongo.errors.ConnectionFailure as error:
+                raise Unavailable() from error
+        return guarded
+
+
 def connect(config):
     """The database named by the config; the client is safe to fork with."""
     if config.MONGODB_URI:
@@ -49,8 +84,8 @@ def connect(config):
         # MONGODB_DB wins over the URI's own database: the tests rely on it
         # to work in a throwaway database whatever the URI names.
         if config.MONGODB_DB:
-            return client[config.MONGODB_DB]
-        return client.get_default_database(default="inventory")
+            return _Guarded(client[config.MONGODB_DB])
+        return _Guarded(client.get_default_database(default="inventory"))
     from inventory.store.embedded import embedded_database  # local runs and tests only
 
     return embedded_database(config.MONGODB_DB or "inventory")
@@ -105,16 +140,8 @@ def create_indexes_command():
     click.echo("Indexes created.")
 
 
-def _database_unavailable(error):
-    log.warning("database unavailable: %s", error)
-    return handle_service_error(Unavailable())
-
-
 def init_app(app, config):
     store = Store(connect(config))
-    # pymongo raises ConnectionFailure (and its subclasses: server selection
-    # and network timeouts) when the database is away: that is a 503.
-    app.register_error_handler(pymongo.errors.ConnectionFailure, _database_unavailable)
     app.extensions["inventory.store"] = store
     if config.embedded:
         store.create_indexes()  # no release step runs for an in-memory database

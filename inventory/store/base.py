@@ -34,7 +34,8 @@ from pymongo.errors import DuplicateKeyError
 
 import orjson
 
-from inventory.errors import Conflict, Duplicate, NotFound, PreconditionFailed, Unprocessable
+from inventory.errors import (Contended, HasChildren, ImmutableField, InvalidRecord, KeyInUse,
+                              NotFound, StaleRevision)
 from inventory.ids import now_rfc3339
 from inventory.store.query import FilterCompiler
 
@@ -227,7 +228,7 @@ class ResourceStore:
         try:
             self.collection.insert_one(doc)
         except DuplicateKeyError:
-            raise Duplicate(f"A {self.kind} {doc['_id']!r} exists already.") from None
+            raise KeyInUse(f"A {self.kind} {doc['_id']!r} exists already.") from None
 
     def insert_under(self, doc, parent_store, parent_doc, refused):
         """Insert `doc`, then undo it if the parent read as `parent_doc` went
@@ -258,12 +259,11 @@ class ResourceStore:
         for _ in range(UPDATE_ATTEMPTS):
             current = self.get_doc(key, scope)
             if revisions is not None and current.get(REVISION) not in revisions:
-                raise PreconditionFailed(f"The {self.kind} has changed since that ETag; "
-                                         "read it again.")
+                raise StaleRevision(f"The {self.kind} has changed since that ETag; "
+                                    "read it again.")
             for field, value in immutable.items():
                 if current.get(self.stored_name(field)) != value:
-                    raise Unprocessable(f"body.{field}", f"The {field} of a {self.kind} "
-                                        "cannot be changed.", value)
+                    raise ImmutableField(field, self.kind, value)
             if not sets and not unsets:
                 return self.to_api(current)
             self.check_merged(_merged(current, sets, unsets))
@@ -275,13 +275,13 @@ class ResourceStore:
                 return_document=ReturnDocument.AFTER)
             if doc is not None:
                 return self.to_api(doc)
-        raise Conflict(f"The {self.kind} is being changed by others too often; retry.")
+        raise Contended(f"The {self.kind} is being changed by others too often; retry.")
 
     def check_merged(self, doc):
-        """Rules about a whole record after a change; Unprocessable if broken."""
+        """Rules about a whole record after a change; InvalidRecord if broken."""
         size = len(orjson.dumps(doc, default=str))
         if size > MAX_RECORD_BYTES:
-            raise Unprocessable("body", f"The {self.kind} would be {size} bytes; at most "
+            raise InvalidRecord(None, f"The {self.kind} would be {size} bytes; at most "
                                 f"{MAX_RECORD_BYTES} are kept.")
 
     # -- deletes ----------------------------------------------------------
@@ -316,13 +316,13 @@ class ResourceStore:
             if current is not None and current.get(DELETING):
                 return self._finish_delete(stored_key, force)  # another delete got there first
             if revisions is not None and current is not None:
-                raise PreconditionFailed(f"The {self.kind} has changed since that ETag; "
-                                         "read it again.")
+                raise StaleRevision(f"The {self.kind} has changed since that ETag; "
+                                    "read it again.")
             raise NotFound(f"No {self.kind} {key!r}.")
         if not force:
             try:  # a child may have been created between the check and the mark
                 self._refuse_with_children(stored_key)
-            except Conflict:
+            except HasChildren:
                 self._unmark(stored_key)
                 raise
         self.delete_where({"_id": stored_key})
@@ -342,7 +342,7 @@ class ResourceStore:
 
     def _refuse_with_children(self, stored_key):
         if self.has_children(stored_key):
-            raise Conflict(f"The {self.kind} {stored_key!r} has {self.children.kind}s; "
+            raise HasChildren(f"The {self.kind} {stored_key!r} has {self.children.kind}s; "
                            "delete them first or pass force=true.")
 
     def delete_where(self, query):

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 from pymongo.errors import DuplicateKeyError
 
-from inventory.errors import Conflict, Unprocessable
+from inventory.errors import Contended, InProgress, KeyReused
 
 KEEP_FOR = timedelta(hours=24)
 # Longer than any request runs: the serving model cuts a request's connection
@@ -58,13 +58,13 @@ class IdempotencyStore:
                                             "owner": existing.get("owner")})
                 continue
             if existing["fingerprint"] != fingerprint:
-                raise Unprocessable("header.idempotency-key", "This Idempotency-Key was used "
-                                    "with a different request; use a new key.", key.split(":", 1)[1])
+                raise KeyReused("This Idempotency-Key was used with a different request; "
+                                "use a new key.", key.split(":", 1)[1])
             if existing["state"] != "done":
-                raise Conflict("A request with this Idempotency-Key is still being "
+                raise InProgress("A request with this Idempotency-Key is still being "
                                "processed; retry in a moment.")
             return None, existing["answer"]
-        raise Conflict("This Idempotency-Key is changing hands; retry in a moment.")
+        raise Contended("This Idempotency-Key is changing hands; retry in a moment.")
 
     def complete(self, key, owner, answer):
         self.collection.update_one({"_id": key, "owner": owner, "state": "pending"},

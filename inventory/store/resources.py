@@ -2,7 +2,7 @@
 import secrets
 import time
 
-from inventory.errors import Forbidden, NotFound, Unprocessable
+from inventory.errors import InvalidRecord, InvalidReference, NotAllowed, NotFound
 from inventory.ids import new_id
 from inventory.labels import MAX_LABELS
 from inventory.store.base import LIVE, REVISION, Record, ResourceStore, all_of, new_revision
@@ -23,7 +23,7 @@ class OrganizationStore(ResourceStore):
 
     def create(self, body, principal, scope=None):
         if scope is not None:
-            raise Forbidden("A token scoped to one organization cannot create organizations.")
+            raise NotAllowed("A token scoped to one organization cannot create organizations.")
         doc = {"_id": new_id("org"), **body, **self.audit_new(principal)}
         self.insert(doc)
         return self.to_api(doc)
@@ -33,7 +33,7 @@ class OrganizationStore(ResourceStore):
         `body.organization`."""
         doc = self.find_doc(org, scope)
         if doc is None:
-            raise Unprocessable("body.organization", "No such organization.", org)
+            raise InvalidReference("organization", "No such organization.", org)
         return doc
 
     def delete_children(self, docs):
@@ -61,8 +61,8 @@ class PlatformStore(ResourceStore):
         # `_uid` tells this platform from a later one that takes its name
         doc = {"_id": body["name"], "_uid": secrets.token_hex(8),
                **{k: v for k, v in body.items() if k != "name"}, **self.audit_new(principal)}
-        self.insert_under(doc, self.organizations, org, Unprocessable(
-            "body.organization", "The organization was deleted meanwhile.", org["_id"]))
+        self.insert_under(doc, self.organizations, org, InvalidReference(
+            "organization", "The organization was deleted meanwhile.", org["_id"]))
         return self.to_api(doc)
 
     def identity(self, doc):
@@ -99,14 +99,14 @@ class ClusterStore(ResourceStore):
         platform_name = body["platform"]
         platform = self.platforms.find_doc(platform_name, scope)
         if platform is None:
-            raise Unprocessable("body.platform", "No such platform.", platform_name)
+            raise InvalidReference("platform", "No such platform.", platform_name)
         doc = {"_id": body["name"], "id": new_id("k8scl"),
                **{k: v for k, v in body.items() if k != "name"},
                "organization": platform["organization"], **self.audit_new(principal),
                "_version_key": version_key(body["version"])}
         self.check_merged(doc)
-        self.insert_under(doc, self.platforms, platform, Unprocessable(
-            "body.platform", "The platform was deleted meanwhile.", platform_name))
+        self.insert_under(doc, self.platforms, platform, InvalidReference(
+            "platform", "The platform was deleted meanwhile.", platform_name))
         return self.to_api(doc)
 
     def identity(self, doc):
@@ -116,7 +116,7 @@ class ClusterStore(ResourceStore):
     def check_merged(self, doc):
         super().check_merged(doc)
         if len(doc.get("labels") or {}) > MAX_LABELS:
-            raise Unprocessable("body.labels", f"At most {MAX_LABELS} labels; the change "
+            raise InvalidRecord("labels", f"At most {MAX_LABELS} labels; the change "
                                 f"would leave {len(doc['labels'])}.")
 
     def update(self, key, changes, principal, scope=None, revisions=None):

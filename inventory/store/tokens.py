@@ -8,7 +8,7 @@ import hmac
 import secrets
 from datetime import datetime, timedelta, timezone
 
-from inventory.errors import Forbidden, Unprocessable
+from inventory.errors import InvalidReference, NotAllowed
 from inventory.ids import new_id, now_rfc3339, rfc3339
 from inventory.store.base import ResourceStore
 
@@ -46,7 +46,7 @@ class TokenStore(ResourceStore):
         org = body.get("organization")
         if scope is not None:
             if org not in (None, scope):
-                raise Forbidden("A token scoped to one organization can only make "
+                raise NotAllowed("A token scoped to one organization can only make "
                                 "tokens for that organization.")
             org = scope
         secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -57,8 +57,8 @@ class TokenStore(ResourceStore):
             self.insert(doc)
         else:
             parent = self.organizations.live_parent(org)
-            self.insert_under(doc, self.organizations, parent, Unprocessable(
-                "body.organization", "The organization was deleted meanwhile.", org))
+            self.insert_under(doc, self.organizations, parent, InvalidReference(
+                "organization", "The organization was deleted meanwhile.", org))
         return self.to_api(doc), secret
 
     def authenticate(self, secret):
