@@ -18,7 +18,8 @@ def test_docs_page_loads_only_assets_the_service_serves(anonymous):
         assert anonymous.get(source).status_code == 200, source
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium here (scripts/test installs "
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium here (scripts/test --all installs "
                     "Debian's chromium where it can)")
 def test_docs_page_lists_the_operations_in_a_headless_browser(app, tmp_path):
     server = make_server("127.0.0.1", 0, app, threaded=True)

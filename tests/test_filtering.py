@@ -211,6 +211,7 @@ def compile_text(text):
         return None
 
 
+@pytest.mark.slow
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=120))
 def test_random_text_is_a_422_or_a_safe_query(text):
@@ -232,6 +233,7 @@ TREES = st.recursive(COMPARISONS, lambda inner: st.one_of(
     st.builds(lambda a: f"({a})", inner)), max_leaves=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(TREES)
 def test_random_valid_trees_are_a_422_or_a_safe_query(text):
@@ -240,6 +242,7 @@ def test_random_valid_trees_are_a_422_or_a_safe_query(text):
         assert_safe(query)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[
     HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(text=st.one_of(TREES, st.text(max_size=60)))

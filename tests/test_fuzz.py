@@ -15,6 +15,8 @@ from app import create_app
 from inventory.config import Config
 from tests.conftest import ADMIN_TOKEN, REAL_MONGO
 
+pytestmark = pytest.mark.slow  # scripts/test --all
+
 # schemathesis collects its cases from a module-level schema, so the app is
 # made here; on a real server it gets a throwaway database, dropped below.
 _DATABASE = f"inventory_fuzz_{uuid.uuid4().hex[:12]}" if REAL_MONGO else None

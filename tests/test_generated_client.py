@@ -12,6 +12,8 @@ from werkzeug.serving import make_server
 
 from tests.conftest import ADMIN_TOKEN
 
+pytestmark = pytest.mark.slow  # scripts/test --all
+
 GENERATOR = shutil.which("openapi-python-client",
                          path=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
 
