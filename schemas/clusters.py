@@ -1,8 +1,8 @@
-"""marshmallow schemas: the shape and validation of every body and argument."""
+"""A cluster, provisioned by a platform."""
 from marshmallow import fields, validate
 
 from inventory.versions import VERSION_RE
-from schemas.common import BodySchema, audit_fields, envelope
+from schemas.common import BodySchema, audit_fields, envelope, list_args, request_schema
 from schemas.fields import Labels, Slug, Text
 
 
@@ -10,12 +10,14 @@ class KubeClusterSchema(BodySchema):
     """One Kubernetes cluster, provisioned by a platform."""
 
     SCHEMA_NAME = "KubeCluster"
-    id = fields.String(dump_only=True, metadata={"description": "`k8scl_` + a UUID, made by the server."})
+    id = fields.String(dump_only=True, required=True,
+                       metadata={"description": "`k8scl_` + a UUID, made by the server."})
     name = Slug(required=True, metadata={"description": "The cluster's slug, unique in the "
                                          "deployment; cannot be changed."})
     platform = Slug(required=True, metadata={"description": "Name of the provisioning "
                                              "platform; cannot be changed."})
-    organization = fields.String(dump_only=True, metadata={"description": "The platform's organization."})
+    organization = fields.String(dump_only=True, required=True,
+                                 metadata={"description": "The platform's organization."})
     environment = Text(63, min_length=1, required=True,
                        metadata={"description": "Customer-defined environment tag, e.g. `production`."})
     version = fields.String(
@@ -24,21 +26,26 @@ class KubeClusterSchema(BodySchema):
                                  "1.31.2 or v1.31.2-eks-1234."),
         metadata={"description": "Control plane version.", "pattern": VERSION_RE.pattern,
                   "example": "v1.31.2-eks-1234"})
-    title = Text(200, load_default="")
-    description = Text(2000, multiline=True, load_default="")
-    labels = Labels(load_default=dict)
-    last_scanned_on = fields.Integer(dump_only=True, allow_none=True, dump_default=None,
-                                     metadata={"description": "`scanned_on` of the newest scan."})
+    title = Text(200, required=True, metadata={"description": "Display name; may be empty."})
+    description = Text(2000, multiline=True, required=True,
+                       metadata={"description": "Free text; may be empty."})
+    labels = Labels(required=True)
+    last_scanned_on = fields.Integer(dump_only=True, required=True, allow_none=True,
+                                     metadata={"description": "`scanned_on` of the newest "
+                                               "scan; null before the first."})
     created_by, created_on, last_modified_by, last_modified_on = audit_fields()
 
 
-class KubeClusterPatchSchema(KubeClusterSchema):
-    """Fields to change; `labels` merge key by key, and a null value removes a label."""
-
-    labels = Labels(allow_null_values=True)
-
-    def __init__(self, **kwargs):
-        super().__init__(partial=True, **kwargs)
-
-
+KubeClusterCreateSchema = request_schema(
+    KubeClusterSchema, "KubeClusterCreate",
+    required=("name", "platform", "environment", "version"),
+    defaults={"title": "", "description": "", "labels": dict})
+KubeClusterPatchSchema = request_schema(
+    KubeClusterSchema, "KubeClusterPatch", change=True, immutable=("name", "platform"),
+    overrides={"labels": Labels(allow_null_values=True, metadata={
+        "description": "Labels to set, key by key; a null value removes that label. "
+                       "At most 64 remain."})})
 KubeClusterListSchema = envelope("KubeClusterList", KubeClusterSchema)
+KubeClusterListArgsSchema = list_args("KubeClusterList", [
+    'environment="production" AND version<"1.30"', "labels:team", 'labels.team="core"',
+    'version="1.31*"', "last_scanned_on<1763800000"])

@@ -1,43 +1,107 @@
-"""Bases shared by every resource schema: bodies with `$schema`, audit fields,
-list arguments and envelopes, and the error body."""
+"""Bases shared by every resource schema: bodies with `$schema`, the request
+variants derived from a response schema, audit fields, list arguments and
+envelopes, and the error body.
+
+Each resource's shape is written once, as the schema of what the server
+sends (every field it always sends is required). What a client sends is
+derived from it by `request_schema`: the same fields and rules, with the
+read-only ones accepted and ignored (a client may send back what it read),
+and, for a change, nothing required and no defaults (absent means unchanged).
+"""
+import copy
 from functools import cached_property
 
-from flask import g
 from marshmallow import Schema, fields, missing, pre_load, validate
 
 from inventory.schema_urls import describe
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
+MAX_CONTINUE = 2048
+
+
+def schema_url_field(required=False):
+    return fields.Method("_schema_url", data_key="$schema", dump_only=True, required=required,
+                         metadata={"type": "string", "format": "uri",
+                                   "description": "URL of the JSON Schema of this body; "
+                                   "records inside a list do not repeat it."})
 
 
 class BodySchema(Schema):
-    """A top-level JSON body: carries `$schema` and ignores it, and every other
-    read-only field, on input, so a client can send back what it read."""
+    """A JSON body that names its schema in `$schema` when it is the whole
+    answer. A list envelope makes its records with `nested=True`: they leave
+    `$schema` to the envelope."""
 
     SCHEMA_NAME = None  # the name under /schemas/, set by each body schema
+    IGNORED = frozenset()  # keys accepted on input and dropped (read-only fields)
 
-    schema_url = fields.Method("_schema_url", data_key="$schema", dump_only=True,
-                               metadata={"type": "string", "format": "uri",
-                                         "description": "URL of the JSON Schema of this body.",
-                                         "readOnly": True})
+    schema_url = schema_url_field()
+
+    def __init__(self, *args, nested=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.nested = nested
 
     def _schema_url(self, _obj):
-        # Only the outermost body names its schema: records inside a list
-        # envelope are dumped after the envelope's own `$schema` and omit it.
-        if g.get("described_by"):
-            return missing
-        return describe(self.SCHEMA_NAME)
+        return missing if self.nested else describe(self.SCHEMA_NAME)
 
     @pre_load
-    def drop_read_only(self, data, **_kwargs):
+    def drop_ignored(self, data, **_kwargs):
         if isinstance(data, dict):
-            data = {k: v for k, v in data.items() if k not in self._read_only_keys}
+            data = {k: v for k, v in data.items() if k not in self._ignored_keys}
         return data
 
     @cached_property
-    def _read_only_keys(self):
-        return frozenset(f.data_key or name for name, f in self.fields.items() if f.dump_only)
+    def _ignored_keys(self):
+        return self.IGNORED | {f.data_key or name for name, f in self.fields.items()
+                               if f.dump_only}
+
+
+def _variant(field, **attributes):
+    """A copy of `field` with some of its attributes changed."""
+    field = copy.deepcopy(field)
+    field.metadata = dict(field.metadata)
+    for name, value in attributes.items():
+        setattr(field, name, value)
+    return field
+
+
+def request_schema(response, name, *, required=(), defaults=None, immutable=(),
+                   change=False, overrides=None):
+    """The schema of what a client sends, derived from `response` (the
+    schema of what the server sends) as the module docstring says.
+
+    `required`: the fields a create must have; `defaults`: what absent fields
+    of a create become; `immutable`: fields a change may repeat but not alter;
+    `change`: a partial update (nothing required, no defaults); `overrides`:
+    fields whose input rules differ (labels a change may null)."""
+    declared, ignored = {}, set()
+    for field_name, field in response._declared_fields.items():
+        if field_name in (overrides or {}):
+            declared[field_name] = overrides[field_name]
+            continue
+        if field.dump_only:  # whatever is sent here is dropped, so anything is accepted
+            ignored.add(field.data_key or field_name)
+            text = field.metadata.get("description", "")
+            declared[field_name] = fields.Raw(
+                data_key=field.data_key, allow_none=True,
+                metadata={"description": f"{text} Read-only: ignored if sent.".strip()})
+            continue
+        default = (defaults or {}).get(field_name, missing)
+        if field_name in immutable:
+            text = field.metadata.get("description", "")
+            declared[field_name] = _variant(
+                field, required=False, load_default=missing,
+                metadata={**field.metadata, "readOnly": True,
+                          "description": f"{text} Cannot change: accepted only with its "
+                          "current value.".strip()})
+        else:
+            declared[field_name] = _variant(
+                field, required=field_name in required and not change,
+                load_default=missing if change else default)
+    return type(f"{name}Schema", (BodySchema,), {
+        **declared, "SCHEMA_NAME": name, "IGNORED": frozenset(ignored),
+        "__doc__": f"What a client sends to {'change' if change else 'make'} "
+                   f"a {response.SCHEMA_NAME}."})
 
 
 def audit_fields():
@@ -45,26 +109,31 @@ def audit_fields():
     `created_by, created_on, last_modified_by, last_modified_on = audit_fields()`."""
     by = "Name of the caller who {} the record; set by the server."
     on = "When the record was {} (RFC 3339, UTC); set by the server."
-    return (fields.String(dump_only=True, metadata={"description": by.format("created")}),
-            fields.String(dump_only=True, metadata={"format": "date-time",
-                                                    "description": on.format("created")}),
-            fields.String(dump_only=True, metadata={"description": by.format("last modified")}),
-            fields.String(dump_only=True, metadata={"format": "date-time",
-                                                    "description": on.format("last modified")}))
+    return (fields.String(dump_only=True, required=True,
+                          metadata={"description": by.format("created")}),
+            fields.String(dump_only=True, required=True,
+                          metadata={"format": "date-time", "description": on.format("created")}),
+            fields.String(dump_only=True, required=True,
+                          metadata={"description": by.format("last modified")}),
+            fields.String(dump_only=True, required=True,
+                          metadata={"format": "date-time",
+                                    "description": on.format("last modified")}))
 
 
 class PaginationSchema(Schema):
     continue_ = fields.String(
         data_key="continue", required=True,
         metadata={"description": "Token for the next page (the `continue` query "
-                  "parameter); empty on the last page."})
+                  "parameter); empty on the last page. A page may be short, even empty, "
+                  "and still have one: only an empty `continue` means the end."})
 
 
 def envelope(name, item_schema):
     """The list envelope schema class `{name}Schema` for `item_schema` records."""
     return type(f"{name}Schema", (BodySchema,), {
         "SCHEMA_NAME": name,
-        "results": fields.List(fields.Nested(item_schema), required=True),
+        "schema_url": schema_url_field(required=True),
+        "results": fields.List(fields.Nested(item_schema(nested=True)), required=True),
         "pagination": fields.Nested(PaginationSchema, required=True),
     })
 
@@ -72,31 +141,32 @@ def envelope(name, item_schema):
 FILTER_DESCRIPTION = """Record filter, a subset of Google AIP-160:
 comparisons `field op value` with op one of `= != < <= > >= :`, joined by
 `AND` (binds tighter) and `OR`, negated by `NOT`, grouped by parentheses.
-Fields are the listed resource's fields, dotted for nesting
-(`control_plane.provider`, `labels.team`). Values are "quoted strings",
-numbers, `true` or `false`; a string ending in `*` matches by prefix (`\\*`
-for a literal star). `labels:team` asks whether a label exists. Versions
-compare as versions (`version<"1.30"`), timestamps as RFC 3339 instants,
-`scanned_on` as an integer. At most 2,000 characters, 32 comparisons and 32 levels of
-nesting. Examples: `environment="production" AND version<"1.30"`,
-`title="Acme*"`, `NOT labels:team`."""
+Fields are the listed resource's fields, dotted for nesting. Values are
+"quoted strings", numbers, `true` or `false`; a string ending in `*` matches
+by prefix (`\\*` for a literal star). `labels:team` asks whether a label
+exists. Versions compare as versions (`version<"1.30"`), timestamps as RFC
+3339 instants, integers as integers. At most 2,000 characters,
+32 comparisons and 32 levels of nesting. A filtered page examines at most
+1,000 records, so it may be short: follow `continue` until it is empty."""
 
 
-class ListArgsSchema(Schema):
-    limit = fields.Integer(
-        load_default=0, validate=validate.Range(min=0, max=MAX_LIMIT),
-        metadata={"description": f"Page size, 0 to {MAX_LIMIT}; 0 or absent means "
-                  f"{DEFAULT_LIMIT}."})
-    continue_ = fields.String(
-        data_key="continue", load_default=None, validate=validate.Length(max=2048),
-        metadata={"description": "The `pagination.continue` of the previous page. "
-                  "Valid only with the same list and `filter`."})
-    filter = fields.String(
-        load_default=None, validate=validate.Length(max=2000),
-        metadata={"description": FILTER_DESCRIPTION,
-                  "examples": ['environment="production" AND version<"1.30"',
-                               'control_plane.provider="eks"', "labels:team",
-                               'title="Acme*"', "scanned_on>=1763800000"]})
+def list_args(name, filter_examples):
+    """The query arguments of one list, with filter examples that list accepts."""
+    return type(f"{name}ArgsSchema", (Schema,), {
+        "limit": fields.Integer(
+            validate=validate.Range(min=0, max=MAX_LIMIT),
+            metadata={"default": DEFAULT_LIMIT,
+                      "description": f"Page size, 0 to {MAX_LIMIT}; 0 or absent means "
+                                     f"{DEFAULT_LIMIT}."}),
+        "continue_": fields.String(
+            data_key="continue", validate=validate.Length(max=MAX_CONTINUE),
+            metadata={"description": "The `pagination.continue` of the previous page; "
+                      "empty or absent for the first. Valid only with the same list, "
+                      "`filter` and caller."}),
+        "filter": fields.String(
+            validate=validate.Length(max=2000),
+            metadata={"description": FILTER_DESCRIPTION, "examples": filter_examples}),
+    })
 
 
 class DeleteArgsSchema(Schema):
@@ -106,26 +176,31 @@ class DeleteArgsSchema(Schema):
 
 
 class ErrorDetailSchema(Schema):
-    location = fields.String(metadata={"description": "Where the problem lies, e.g. "
-                                       "`body.name`, `query.limit`, `path.cluster`."})
-    message = fields.String()
-    value = fields.Raw(metadata={"description": "The offending value."})
+    location = fields.String(required=True, metadata={
+        "description": "Where the problem lies, e.g. `body.name`, `query.limit`, "
+                       "`path.cluster`, `header.if-match`."})
+    message = fields.String(required=True)
+    value = fields.Raw(required=True, allow_none=True,
+                       metadata={"description": "The offending value (shortened when long)."})
 
 
 class ErrorSchema(BodySchema):
     """The error body of every failed request (`application/problem+json`)."""
 
     SCHEMA_NAME = "Error"
-    status = fields.Integer()
-    title = fields.String()
-    detail = fields.String()
-    type = fields.String(metadata={"format": "uri"})
-    instance = fields.String(metadata={"format": "uri"})
-    errors = fields.List(fields.Nested(ErrorDetailSchema))
+    schema_url = schema_url_field(required=True)
+    status = fields.Integer(required=True)
+    title = fields.String(required=True)
+    detail = fields.String(required=True)
+    type = fields.String(required=True, metadata={"format": "uri"})
+    instance = fields.String(required=True, metadata={"format": "uri"})
+    errors = fields.List(fields.Nested(ErrorDetailSchema), required=True,
+                         metadata={"maxItems": 21})
 
 
 class HealthSchema(BodySchema):
     """The answer of /healthz and /readyz."""
 
     SCHEMA_NAME = "Health"
-    status = fields.String(metadata={"description": "`ok`.", "examples": ["ok"]})
+    schema_url = schema_url_field(required=True)
+    status = fields.String(required=True, metadata={"description": "`ok`.", "examples": ["ok"]})

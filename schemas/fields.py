@@ -4,12 +4,15 @@ import re
 from marshmallow import ValidationError, fields, validate
 
 from inventory.ids import SLUG_RE
-from inventory.labels import LABEL_KEY_RE, MAX_LABEL_VALUE, MAX_LABELS
+from inventory.labels import LABEL_KEY_PATTERN, LABEL_KEY_RE, MAX_LABEL_VALUE, MAX_LABELS
 
 # C0/C1 control characters other than tab, newline and carriage return
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # ...and in single-line text, every line break: also U+2028 and U+2029
 _CONTROL_OR_BREAK = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# the same rules as JSON Schema patterns, for the document
+_TEXT_PATTERN = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
+_LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$"
 
 SLUG_DESCRIPTION = ("An RFC 1123 DNS label: 1 to 63 characters of a-z, 0-9 and '-', "
                     "starting and ending with a letter or digit.")
@@ -25,7 +28,9 @@ class Text(fields.String):
     def __init__(self, max_length, *, min_length=0, multiline=False, **kwargs):
         self._control = _CONTROL if multiline else _CONTROL_OR_BREAK
         validators = [validate.Length(min=min_length, max=max_length), self._no_control]
-        metadata = {"maxLength": max_length, **kwargs.pop("metadata", {})}
+        metadata = {"maxLength": max_length,
+                    "pattern": _TEXT_PATTERN if multiline else _LINE_PATTERN,
+                    **kwargs.pop("metadata", {})}
         if min_length:
             metadata["minLength"] = min_length
         super().__init__(validate=validators, metadata=metadata, **kwargs)
@@ -55,13 +60,21 @@ class Labels(fields.Dict):
 
     def __init__(self, *, allow_null_values=False, **kwargs):
         metadata = {"description": f"At most {MAX_LABELS} labels; keys of 1-63 letters, "
-                    "digits, '-' and '_' (letter or digit at both ends); values up to 256 "
-                    "characters.", **kwargs.pop("metadata", {})}
+                    "digits, '-' and '_' (letter or digit at both ends); values up to "
+                    f"{MAX_LABEL_VALUE} characters"
+                    + ("; a null value removes the label." if allow_null_values else "."),
+                    "maxProperties": MAX_LABELS,
+                    "propertyNames": {"pattern": LABEL_KEY_PATTERN, "maxLength": 63},
+                    **kwargs.pop("metadata", {})}
         super().__init__(
             keys=fields.String(validate=validate.Regexp(
                 LABEL_KEY_RE, error="Label keys are 1-63 letters, digits, '-' and '_', "
                 "starting and ending with a letter or digit.")),
             values=Text(MAX_LABEL_VALUE, allow_none=allow_null_values),
-            validate=validate.Length(max=MAX_LABELS,
-                                     error=f"At most {MAX_LABELS} labels."),
-            metadata=metadata, **kwargs)
+            validate=self._at_most, metadata=metadata, **kwargs)
+
+    @staticmethod
+    def _at_most(labels):
+        # a function, not validate.Length: that would read as maxLength in the document
+        if len(labels) > MAX_LABELS:
+            raise ValidationError(f"At most {MAX_LABELS} labels.")

@@ -1,8 +1,8 @@
+"""A platform: a cloud and control plane provider pairing of an organization."""
 from marshmallow import Schema, fields, validate
 
 from inventory.ids import ORG_ID_RE
-
-from schemas.common import BodySchema, audit_fields, envelope
+from schemas.common import BodySchema, audit_fields, envelope, list_args, request_schema
 from schemas.fields import Slug, Text
 
 
@@ -29,17 +29,23 @@ class KubePlatformSchema(BodySchema):
                                          "deployment; cannot be changed."})
     organization = fields.String(required=True, validate=validate.Regexp(
         ORG_ID_RE, error="Must be an organization id (org_ followed by a UUID)."), metadata={
-        "description": "Id of the owning organization (`org_...`); cannot be changed."})
-    title = Text(200, load_default="")
-    description = Text(2000, multiline=True, load_default="")
+        "description": "Id of the owning organization (`org_...`); cannot be changed.",
+        "pattern": ORG_ID_RE.pattern})
+    title = Text(200, required=True, metadata={"description": "Display name; may be empty."})
+    description = Text(2000, multiline=True, required=True,
+                       metadata={"description": "Free text; may be empty."})
     control_plane = fields.Nested(ControlPlaneSchema, required=True)
     infrastructure = fields.Nested(InfrastructureSchema, required=True)
     created_by, created_on, last_modified_by, last_modified_on = audit_fields()
 
 
-class KubePlatformPatchSchema(KubePlatformSchema):
-    def __init__(self, **kwargs):
-        super().__init__(partial=True, **kwargs)
-
-
+KubePlatformCreateSchema = request_schema(
+    KubePlatformSchema, "KubePlatformCreate",
+    required=("name", "organization", "control_plane", "infrastructure"),
+    defaults={"title": "", "description": ""})
+KubePlatformPatchSchema = request_schema(KubePlatformSchema, "KubePlatformPatch", change=True,
+                                         immutable=("name", "organization"))
 KubePlatformListSchema = envelope("KubePlatformList", KubePlatformSchema)
+KubePlatformListArgsSchema = list_args("KubePlatformList", [
+    'control_plane.provider="eks" AND infrastructure.cloud.provider="aws"',
+    'organization="org_0192f4a0-0000-7000-8000-000000000000"', 'name="acme-*"'])

@@ -1,6 +1,7 @@
+"""A scan of a cluster."""
 from marshmallow import fields, validate
 
-from schemas.common import BodySchema, envelope
+from schemas.common import BodySchema, envelope, list_args, request_schema
 
 MAX_SCANNED_ON = 253402300799  # 9999-12-31T23:59:59Z
 
@@ -9,12 +10,17 @@ class KubeClusterScanSchema(BodySchema):
     """One scan of a cluster."""
 
     SCHEMA_NAME = "KubeClusterScan"
-    id = fields.String(dump_only=True, metadata={"description": "`k8scs_` + a UUID."})
-    cluster = fields.String(dump_only=True, metadata={"description": "The scanned cluster's `k8scl_` id."})
+    id = fields.String(dump_only=True, required=True,
+                       metadata={"description": "`k8scs_` + a UUID."})
+    cluster = fields.String(dump_only=True, required=True,
+                            metadata={"description": "The scanned cluster's `k8scl_` id."})
     scanned_on = fields.Integer(
-        strict=True, validate=validate.Range(min=0, max=MAX_SCANNED_ON),
+        strict=True, required=True, validate=validate.Range(min=0, max=MAX_SCANNED_ON),
         metadata={"description": "Time of the scan in seconds since the Unix epoch (UTC); "
-                  "now when omitted."})
+                  "when recording a scan, now if omitted."})
 
 
+KubeClusterScanCreateSchema = request_schema(KubeClusterScanSchema, "KubeClusterScanCreate")
 KubeClusterScanListSchema = envelope("KubeClusterScanList", KubeClusterScanSchema)
+KubeClusterScanListArgsSchema = list_args("KubeClusterScanList", [
+    "scanned_on>=1763800000", "scanned_on>=1763800000 AND scanned_on<1764400000"])

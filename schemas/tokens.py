@@ -1,8 +1,10 @@
+"""API tokens: records, and the secret shown once."""
 from marshmallow import fields, validate
 
 from inventory.ids import ORG_ID_RE
 from inventory.roles import ROLES
-from schemas.common import BodySchema, envelope
+from schemas.common import (BodySchema, envelope, list_args, request_schema,
+                            schema_url_field)
 from schemas.fields import Text
 
 
@@ -10,27 +12,34 @@ class TokenSchema(BodySchema):
     """An API token's record; its secret is shown once, when it is made."""
 
     SCHEMA_NAME = "Token"
-    id = fields.String(dump_only=True, metadata={"description": "`tok_` + a UUID."})
+    id = fields.String(dump_only=True, required=True, metadata={"description": "`tok_` + a UUID."})
     name = Text(100, min_length=1, required=True,
                 metadata={"description": "Who uses the token; recorded in audit fields."})
     role = fields.String(required=True, validate=validate.OneOf(ROLES), metadata={
         "description": "reader: GET; writer: also changes platforms, clusters and scans; "
                        "admin: also organizations and tokens."})
     organization = fields.String(
-        load_default=None, allow_none=True,
+        required=True, allow_none=True,
         validate=validate.Regexp(ORG_ID_RE, error="Must be an organization id."),
-        metadata={"description": "Confine the token to this organization (null: all)."})
-    created_by = fields.String(dump_only=True)
-    created_on = fields.String(dump_only=True, metadata={"format": "date-time"})
-    last_used_on = fields.String(dump_only=True, allow_none=True,
+        metadata={"description": "The organization the token is confined to; null: all.",
+                  "pattern": ORG_ID_RE.pattern})
+    created_by = fields.String(dump_only=True, required=True)
+    created_on = fields.String(dump_only=True, required=True, metadata={"format": "date-time"})
+    last_used_on = fields.String(dump_only=True, required=True, allow_none=True,
                                  metadata={"format": "date-time",
-                                           "description": "Within a minute."})
+                                           "description": "Within a minute; null if never."})
 
 
 class NewTokenSchema(TokenSchema):
+    """A token just made: its record and, this once, its secret."""
+
     SCHEMA_NAME = "NewToken"
-    token = fields.String(dump_only=True, metadata={
+    schema_url = schema_url_field(required=True)
+    token = fields.String(dump_only=True, required=True, metadata={
         "description": "The secret, for `Authorization: Bearer <token>`. Shown only now."})
 
 
+TokenCreateSchema = request_schema(TokenSchema, "TokenCreate", required=("name", "role"),
+                                   defaults={"organization": None})
 TokenListSchema = envelope("TokenList", TokenSchema)
+TokenListArgsSchema = list_args("TokenList", ['role="admin"', 'organization="org_0192f4a0-0000-7000-8000-000000000000"'])

@@ -60,22 +60,22 @@ def test_generated_client_runs_the_readme_session(generated, base_url):
     client = generated.AuthenticatedClient(base_url=base_url, token=ADMIN_TOKEN,
                                            raise_on_unexpected_status=True)
 
-    org = create_org.sync(client=client, body=models.Organization(title="Acme Corp"))
+    org = create_org.sync(client=client, body=models.OrganizationCreate(title="Acme Corp"))
     assert org.id.startswith("org_")
-    platform = create_platform.sync(client=client, body=models.KubePlatform(
+    platform = create_platform.sync(client=client, body=models.KubePlatformCreate(
         name="eks-prod", organization=org.id, title="EKS production",
         control_plane=models.ControlPlane(provider="eks"),
         infrastructure=models.Infrastructure(cloud=models.Cloud(provider="aws"))))
     assert platform.organization == org.id
-    labels = models.KubeClusterLabels.from_dict({"team": "core"})
+    labels = models.KubeClusterCreateLabels.from_dict({"team": "core"})
     for name, version in (("payments", "v1.31.2-eks-1234"), ("ledger", "1.29.4")):
-        cluster = create_cluster.sync(client=client, body=models.KubeCluster(
+        cluster = create_cluster.sync(client=client, body=models.KubeClusterCreate(
             name=name, platform="eks-prod", environment="production", version=version,
             labels=labels))
         assert cluster.id.startswith("k8scl_")
     for t in (1763800000, 1763700000):
         scan = record_scan.sync(
-            "payments", client=client, body=models.KubeClusterScan(scanned_on=t))
+            "payments", client=client, body=models.KubeClusterScanCreate(scanned_on=t))
         assert scan.scanned_on == t
 
     names, token = [], None

@@ -114,3 +114,72 @@ def test_the_document_names_its_servers(document):
 def test_a_declaration_is_plain_data():
     d = Operation("x", role="reader", errors=(404,))
     assert d.role == "reader" and not d.if_match and d.links == {}
+
+
+# -- a document exact for typed clients ---------------------------------------
+
+
+def _walk_schema(node, path=()):
+    if isinstance(node, dict):
+        yield path, node
+        for key, inner in node.items():
+            yield from _walk_schema(inner, path + (key,))
+    elif isinstance(node, list):
+        for index, inner in enumerate(node):
+            yield from _walk_schema(inner, path + (index,))
+
+
+def test_responses_require_every_field_the_server_always_sends(document):
+    schemas = document["components"]["schemas"]
+    for name in ("Organization", "KubePlatform", "KubeCluster", "KubeClusterScan", "Token"):
+        properties = set(schemas[name]["properties"]) - {"$schema"}  # absent inside lists
+        assert set(schemas[name]["required"]) == properties, name
+    for name in ("NewToken", "Error", "KubeClusterList", "Health"):
+        assert set(schemas[name]["required"]) == set(schemas[name]["properties"]), name
+
+
+def test_changes_have_no_defaults_and_mark_what_cannot_change(document):
+    schemas = document["components"]["schemas"]
+    for name in ("OrganizationPatch", "KubePlatformPatch", "KubeClusterPatch"):
+        assert "required" not in schemas[name], name
+        assert not [p for p, node in _walk_schema(schemas[name]) if "default" in node], name
+    assert schemas["KubeClusterPatch"]["properties"]["name"]["readOnly"] is True
+    assert schemas["KubeClusterPatch"]["properties"]["platform"]["readOnly"] is True
+    assert schemas["KubePlatformPatch"]["properties"]["organization"]["readOnly"] is True
+
+
+def test_requests_accept_the_read_only_fields_a_client_reads(client, inventory, document):
+    cluster = inventory.cluster()
+    read = client.get(f"/kubeclusters/{cluster['name']}").get_json()
+    create = document["components"]["schemas"]["KubeClusterCreate"]["properties"]
+    assert set(read) <= set(create)
+    assert client.patch(f"/kubeclusters/{cluster['name']}", json=read).status_code == 200
+
+
+def test_rules_the_server_enforces_are_in_the_schema(document):
+    labels = document["components"]["schemas"]["KubeCluster"]["properties"]["labels"]
+    assert labels["maxProperties"] == 64 and "maxLength" not in labels
+    assert labels["propertyNames"]["pattern"].startswith("^[A-Za-z0-9]")
+    title = document["components"]["schemas"]["KubeClusterCreate"]["properties"]["title"]
+    assert "\\u2028" in title["pattern"]
+
+
+def test_list_parameters_say_the_real_default_and_are_never_null(document):
+    for path, method, entry in _operations(document):
+        for parameter in entry.get("parameters", []):
+            if parameter["name"] == "limit":
+                assert parameter["schema"]["default"] == 20, path
+            if parameter["name"] in ("continue", "filter"):
+                assert parameter["schema"]["type"] == "string", path
+
+
+def test_every_filter_example_is_accepted_by_its_own_list(client, inventory, document):
+    cluster = inventory.cluster()
+    for path, method, entry in _operations(document):
+        for parameter in entry.get("parameters", []):
+            if parameter["name"] != "filter":
+                continue
+            concrete = path.replace("{cluster}", cluster["name"])
+            for example in parameter["schema"]["examples"]:
+                response = client.get(concrete, query_string={"filter": example})
+                assert response.status_code == 200, (path, example, response.get_json())

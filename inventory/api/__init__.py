@@ -36,6 +36,13 @@ class Api(flask_smorest.Api):
         return flask.current_app.json.response(self.openapi_document())
 
 
+def _property_names(self, field, **_kwargs):
+    """JSON Schema's `propertyNames` from a field's metadata (labels' key
+    rule), which apispec does not pass through by itself."""
+    names = field.metadata.get("propertyNames")
+    return {"propertyNames": names} if names else {}
+
+
 SWAGGER_UI_DIST = os.path.join(os.path.dirname(flask_swagger_ui.__file__), "dist")
 docs_assets = flask.Blueprint("docs-assets", __name__, static_folder=SWAGGER_UI_DIST,
                               static_url_path="/docs/assets")
@@ -56,6 +63,7 @@ def init_app(app):
     )
     app.register_blueprint(docs_assets)
     api = Api(app)
+    api.ma_plugin.converter.add_attribute_function(_property_names)
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
     app.extensions["inventory.api"] = api

@@ -8,8 +8,8 @@ from inventory.api.parser import Blueprint
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
 from inventory.store import get_store
-from schemas.clusters import KubeClusterListSchema, KubeClusterPatchSchema, KubeClusterSchema
-from schemas.common import ListArgsSchema
+from schemas.clusters import (KubeClusterCreateSchema, KubeClusterListArgsSchema,
+                              KubeClusterListSchema, KubeClusterPatchSchema, KubeClusterSchema)
 
 blp = Blueprint("kubeclusters", __name__, url_prefix="/kubeclusters",
                 description="KubeClusters, addressed by name or by `k8scl_` id.")
@@ -19,14 +19,14 @@ _BY_NAME = {"cluster": "$response.body#/name"}
 
 @blp.route("")
 class KubeClusters(MethodView):
-    @blp.arguments(ListArgsSchema, location="query")
+    @blp.arguments(KubeClusterListArgsSchema, location="query")
     @blp.response(200, KubeClusterListSchema)
     @operation("listKubeClusters", role="reader", errors=(422,))
     def get(self, args):
         """List clusters, in name order"""
         return list_page("kubeclusters", args, get_store().clusters.list)
 
-    @blp.arguments(KubeClusterSchema)
+    @blp.arguments(KubeClusterCreateSchema)
     @blp.response(201, KubeClusterSchema)
     @operation("createKubeCluster", role="writer", idempotency_key=True, etag=True,
                errors=(409, 422), links={

@@ -65,12 +65,12 @@ def list_page(list_key, args, fetch):
     `list_key` names the list; the continuation token is bound to it, to the
     filter and to the caller's organization scope.
     """
-    limit = args["limit"] or DEFAULT_LIMIT  # 0 means the default, never "no limit"
-    filter_text = args["filter"] or None
+    limit = args.get("limit") or DEFAULT_LIMIT  # 0 means the default, never "no limit"
+    filter_text = args.get("filter") or None
     tree = filtering.parse(filter_text) if filter_text else None
     scope = current_scope()
     list_key = f"{list_key}@{scope or '*'}"
-    token = args["continue_"]
+    token = args.get("continue_")
     after = tokens().decode(token, list_key, filter_text) if token else None
     page = fetch(tree, after, limit, scope)
     next_token = tokens().encode(list_key, filter_text, page.next_after) if page.next_after else ""

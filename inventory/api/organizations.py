@@ -8,8 +8,9 @@ from inventory.api.parser import Blueprint
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
 from inventory.store import get_store
-from schemas.common import DeleteArgsSchema, ListArgsSchema
-from schemas.organizations import (OrganizationListSchema, OrganizationPatchSchema,
+from schemas.common import DeleteArgsSchema
+from schemas.organizations import (OrganizationCreateSchema, OrganizationListArgsSchema,
+                                   OrganizationListSchema, OrganizationPatchSchema,
                                    OrganizationSchema)
 
 blp = Blueprint("organizations", __name__, url_prefix="/organizations",
@@ -17,7 +18,7 @@ blp = Blueprint("organizations", __name__, url_prefix="/organizations",
 
 @blp.route("")
 class Organizations(MethodView):
-    @blp.arguments(ListArgsSchema, location="query")
+    @blp.arguments(OrganizationListArgsSchema, location="query")
     @blp.response(200, OrganizationListSchema)
     @operation("listOrganizations", role="reader", errors=(422,))
     def get(self, args):
@@ -26,7 +27,7 @@ class Organizations(MethodView):
         A token scoped to an organization sees only that one."""
         return list_page("organizations", args, get_store().organizations.list)
 
-    @blp.arguments(OrganizationSchema)
+    @blp.arguments(OrganizationCreateSchema)
     @blp.response(201, OrganizationSchema)
     @operation("createOrganization", role="admin", idempotency_key=True, etag=True,
                errors=(409, 422), links={

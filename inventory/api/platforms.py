@@ -8,8 +8,10 @@ from inventory.api.parser import Blueprint
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
 from inventory.store import get_store
-from schemas.common import DeleteArgsSchema, ListArgsSchema
-from schemas.platforms import KubePlatformListSchema, KubePlatformPatchSchema, KubePlatformSchema
+from schemas.common import DeleteArgsSchema
+from schemas.platforms import (KubePlatformCreateSchema, KubePlatformListArgsSchema,
+                               KubePlatformListSchema, KubePlatformPatchSchema,
+                               KubePlatformSchema)
 
 blp = Blueprint("kubeplatforms", __name__, url_prefix="/kubeplatforms",
                 description="KubePlatforms: a cloud and control plane provider of an organization.")
@@ -19,14 +21,14 @@ _BY_NAME = {"platform": "$response.body#/name"}
 
 @blp.route("")
 class KubePlatforms(MethodView):
-    @blp.arguments(ListArgsSchema, location="query")
+    @blp.arguments(KubePlatformListArgsSchema, location="query")
     @blp.response(200, KubePlatformListSchema)
     @operation("listKubePlatforms", role="reader", errors=(422,))
     def get(self, args):
         """List platforms, in name order"""
         return list_page("kubeplatforms", args, get_store().platforms.list)
 
-    @blp.arguments(KubePlatformSchema)
+    @blp.arguments(KubePlatformCreateSchema)
     @blp.response(201, KubePlatformSchema)
     @operation("createKubePlatform", role="writer", idempotency_key=True, etag=True,
                errors=(409, 422), links={

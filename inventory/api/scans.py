@@ -8,8 +8,8 @@ from inventory.api.parser import Blueprint
 from inventory.auth import current_scope
 from inventory.operations import operation
 from inventory.store import get_store
-from schemas.common import ListArgsSchema
-from schemas.scans import KubeClusterScanListSchema, KubeClusterScanSchema
+from schemas.scans import (KubeClusterScanCreateSchema, KubeClusterScanListArgsSchema,
+                           KubeClusterScanListSchema, KubeClusterScanSchema)
 
 blp = Blueprint("kubeclusterscans", __name__, url_prefix="/kubeclusters",
                 description="Scans of a cluster, listed in `scanned_on` order.")
@@ -17,7 +17,7 @@ blp = Blueprint("kubeclusterscans", __name__, url_prefix="/kubeclusters",
 
 @blp.route("/<cluster>/scans")
 class KubeClusterScans(MethodView):
-    @blp.arguments(ListArgsSchema, location="query")
+    @blp.arguments(KubeClusterScanListArgsSchema, location="query")
     @blp.response(200, KubeClusterScanListSchema)
     @operation("listKubeClusterScans", role="reader", errors=(404, 422))
     def get(self, args, cluster):
@@ -29,7 +29,7 @@ class KubeClusterScans(MethodView):
                          lambda tree, after, limit, _scope: store.scans.list_of_cluster(
                              cluster_id, tree, after, limit))
 
-    @blp.arguments(KubeClusterScanSchema, required=False)  # no body: scanned now
+    @blp.arguments(KubeClusterScanCreateSchema, required=False)  # no body: scanned now
     @blp.response(201, KubeClusterScanSchema)
     @operation("recordKubeClusterScan", role="writer", idempotency_key=True, etag=True,
                errors=(404, 422), links={

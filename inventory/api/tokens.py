@@ -7,8 +7,8 @@ from inventory.api.parser import Blueprint
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
 from inventory.store import get_store
-from schemas.common import ListArgsSchema
-from schemas.tokens import NewTokenSchema, TokenListSchema, TokenSchema
+from schemas.tokens import (NewTokenSchema, TokenCreateSchema, TokenListArgsSchema,
+                            TokenListSchema, TokenSchema)
 
 blp = Blueprint("tokens", __name__, url_prefix="/tokens",
                 description="API tokens (admins only). Secrets are shown once and stored as hashes.")
@@ -16,14 +16,14 @@ blp = Blueprint("tokens", __name__, url_prefix="/tokens",
 
 @blp.route("")
 class Tokens(MethodView):
-    @blp.arguments(ListArgsSchema, location="query")
+    @blp.arguments(TokenListArgsSchema, location="query")
     @blp.response(200, TokenListSchema)
     @operation("listTokens", role="admin", errors=(422,))
     def get(self, args):
         """List tokens (never their secrets)"""
         return list_page("tokens", args, get_store().tokens.list)
 
-    @blp.arguments(TokenSchema)
+    @blp.arguments(TokenCreateSchema)
     @blp.response(201, NewTokenSchema)
     @operation("createToken", role="admin", secret=True, errors=(422,), links={
         "get": ("getToken", {"token": "$response.body#/id"}),

@@ -1,0 +1,169 @@
+"""What the costliest legal filter costs a list page on the embedded store.
+
+The requirement: on the embedded store (mongomock), the costliest legal filter
+at 10,000 clusters answers a page within 0.5 s on the 2-core machine. A filter
+is evaluated document by document, and a filtered page examines at most
+MAX_EXAMINED (1,000) records, so the worst case is a filter that matches
+nothing, with as much for the matcher to do per record as the parser allows
+(32 comparisons, 2,000 characters, 32 levels): it runs against the whole window.
+
+In-process (Flask test client, no HTTP server, request log off), on N seeded
+clusters, it times GET /kubeclusters?filter=...&limit=100 for each candidate:
+the first page and a page at 90% depth (reached by following `continue`);
+medians of --rounds, after one warm-up. Appends its table to filter_cost.txt.
+
+    .venv/bin/python -m bench.filter_cost [--n 10000] [--rounds 7] [--only TEXT]
+"""
+import argparse
+import datetime
+import logging
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from urllib.parse import urlencode
+
+from app import create_app
+from bench.seeding import seed
+from inventory.config import Config
+from inventory.filtering import MAX_LENGTH
+
+
+def ors(parts):
+    return " OR ".join(parts)
+
+
+def nested(comparisons, levels, every):
+    """`(c1 OR NOT (c2 OR (c3 OR NOT (... (c21 OR ... c32)))))`: `levels`
+    levels, a NOT at every `every`-th, as deep as the parser allows. The NOTs
+    are even in number: with every comparison false, the whole is false and
+    is evaluated to the bottom."""
+    inner = "(" + ors(comparisons[levels:]) + ")"
+    for i, comparison in enumerate(reversed(comparisons[:levels])):
+        inner = f"({comparison} OR {'NOT ' if i % every == every - 1 else ''}{inner})"
+    return inner
+
+
+def under_nots(comparison):
+    """`NOT NOT ... c OR NOT NOT ... c ...`: 32 comparisons, each under as many
+    NOTs (an even number, at most 30) as 2,000 characters leave room for.
+    Depth counts along one operand, not across an OR, and each NOT is one
+    more `$nor` for the matcher: the most work per character after comparisons."""
+    pairs = (MAX_LENGTH - len(ors([comparison] * 32))) // len("NOT NOT ")
+    each, extra = divmod(pairs, 32)
+    return ors("NOT NOT " * min(15, each + (i < extra)) + comparison for i in range(32))
+
+
+CANDIDATES = {  # name -> a legal filter; names say which match anything
+    "no filter (baseline)": "",
+    "1 comparison: environment=": 'environment="nope"',
+    "1 comparison under 30 NOTs": "NOT " * 30 + '(environment="nope")',
+    "32 OR id= (uuids)": ors(f'id="k8scl_{uuid.uuid4()}"' for _ in range(32)),
+    "32 OR name= prefix": ors(f'name="x{i:02d}*"' for i in range(32)),
+    "32 AND NOT labels.kN (all match)": " AND ".join(f'NOT labels.k{i}:"v"' for i in range(32)),
+    "31 AND NOT labels.kN, then false": " AND ".join(
+        [f'NOT labels.k{i}:"v"' for i in range(31)] + ['environment="nope"']),
+    "31 AND labels.team!=, then false": " AND ".join(
+        [f'labels.team!="t{i}"' for i in range(31)] + ['environment="nope"']),
+    "32 OR labels:kN (exists)": ors(f"labels:k{i}" for i in range(32)),
+    "32 OR version<": ors(f'version<"0.{i}"' for i in range(32)),
+    "32 OR timestamps, mixed": ors(
+        f'created_on>"2{100 + i}-01-01T00:00:00Z"' if i % 2 else
+        f'last_modified_on<"19{i + 10}-01-01T00:00:00+02:00"' for i in range(32)),
+    "32 OR last_scanned_on>": ors(f"last_scanned_on>{4_000_000_000 + i}" for i in range(32)),
+    "32 nested: 20 levels, 10 NOT": nested([f'title="t{i}"' for i in range(32)], 20, 2),
+    "32 nested: 14 levels, 14 NOT": nested([f'title="t{i}"' for i in range(32)], 14, 1),
+    "32 OR name!= prefix": ors('name!="cluster-*"' for _ in range(32)),
+    "32 OR labels.team!= prefix": ors('labels.team!="team-*"' for _ in range(32)),
+    "32 OR created_on!= prefix": ors('created_on!="2*"' for _ in range(32)),
+    "32 OR name!= prefix, under NOTs": under_nots('name!="c*"'),
+    "32 OR labels.team!=, under NOTs": under_nots('labels.team!="team-*"'),
+    "32 OR created_on!=, under NOTs": under_nots('created_on!="2*"'),
+}
+
+
+def get(client, text, token=None):
+    """(ms, results, continue) of one page; any answer but 200 stops the bench."""
+    query = {"limit": 100, **({"filter": text} if text else {}),
+             **({"continue": token} if token else {})}
+    started = time.perf_counter()
+    response = client.get(f"/kubeclusters?{urlencode(query)}",
+                          headers={"Authorization": "Bearer bench"})
+    elapsed = (time.perf_counter() - started) * 1000
+    if response.status_code != 200:
+        raise SystemExit(f"{text[:60]!r}: {response.status_code} {response.get_data(True)[:400]}")
+    body = response.get_json()
+    return elapsed, len(body["results"]), body["pagination"]["continue"]
+
+
+def token_at_depth(app, client, text, n, fraction=0.9):
+    """The continue token whose page starts ~`fraction` through the keys
+    (None if the pages end first: one window holds the whole estate)."""
+    target, token = f"cluster-{int(n * fraction) - 1:05d}", None
+    while token := get(client, text, token)[2]:
+        with app.app_context():  # the key the token continues after
+            if app.extensions["inventory.tokens"]._signer().loads(token)[2] >= target:
+                return token
+    return None
+
+
+def measure(app, client, text, n, rounds):
+    """Per page (first, then at 90% if there is one): median ms, results, more."""
+    deep = token_at_depth(app, client, text, n)
+    cells = []
+    for token in (None, deep) if deep else (None,):
+        get(client, text, token)  # warm up
+        samples = [get(client, text, token) for _ in range(rounds)]
+        cells.append((statistics.median(s[0] for s in samples), samples[-1][1], samples[-1][2]))
+    return cells
+
+
+def revision():
+    """The commit measured, and whether the service's code differed from it."""
+    def git(*args):
+        return subprocess.run(["git", *args], capture_output=True, text=True).stdout.strip()
+    dirty = git("status", "--porcelain", "--", "app.py", "inventory", "schemas")
+    return f"at {git('rev-parse', '--short', 'HEAD')}" + (" + uncommitted changes" if dirty else "")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--only", default="", help="only the candidates whose name has this")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "filter_cost.txt"))
+    args = parser.parse_args()
+    app = create_app(Config(TESTING=True, INVENTORY_ADMIN_TOKEN="bench"))
+    logging.getLogger("inventory").setLevel(logging.WARNING)  # no log line per request
+    started = time.monotonic()
+    seed(app.extensions["inventory.store"], args.n)
+    seeded_in, client = time.monotonic() - started, app.test_client()
+    lines = [f"# python -m bench.filter_cost --n {args.n} --rounds {args.rounds}  "
+             f"({datetime.date.today()}; nproc {len(os.sched_getaffinity(0))}; "
+             f"python {sys.version.split()[0]}; {revision()})",
+             f"N = {args.n} clusters (seeded in {seeded_in:.1f} s); GET /kubeclusters?limit=100; "
+             f"median ms of {args.rounds}; n = results; more = continue was non-empty",
+             f"{'filter (matches nothing unless said)':<36}{'chars':>6}"
+             f"{'first ms':>10}{'n':>5}{'more':>5}{'90% ms':>10}{'n':>5}{'more':>5}"]
+    print("\n".join(lines), flush=True)
+    worst = (0, None)
+    for name, text in CANDIDATES.items():
+        if args.only in name:
+            cells = measure(app, client, text, args.n, args.rounds)
+            lines.append(f"{name:<36}{len(text):>6}" + "".join(
+                f"{ms:>10.1f}{results:>5}{'yes' if more else 'no':>5}"
+                for ms, results, more in cells) + ("" if len(cells) == 2 else
+                                                   "   (one page covers all N)"))
+            print(lines[-1], flush=True)
+            worst = max(worst, (max(cell[0] for cell in cells), name))
+    lines.append(f"costliest: {worst[1]}, {worst[0]:.1f} ms: "
+                 f"{'within' if worst[0] <= 500 else 'OVER'} the 500 ms budget")
+    print(lines[-1])
+    with open(args.out, "a") as out:
+        out.write("\n".join(lines) + "\n\n")
+
+
+if __name__ == "__main__":
+    main()
