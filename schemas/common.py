@@ -11,7 +11,7 @@ and, for a change, nothing required and no defaults (absent means unchanged).
 import copy
 from functools import cached_property
 
-from marshmallow import Schema, fields, missing, pre_load, validate
+from marshmallow import Schema, fields, missing, post_load, pre_load, validate
 
 from inventory.schema_urls import describe
 
@@ -71,7 +71,7 @@ def request_schema(response, name, *, required=(), defaults=None, immutable=(),
     schema of what the server sends) as the module docstring says.
 
     `required`: the fields a create must have; `defaults`: what absent fields
-    of a create become; `immutable`: fields a change may repeat but not alter;
+    of a create become (said in their descriptions); `immutable`: fields a change may repeat but not alter;
     `change`: a partial update (nothing required, no defaults); `overrides`:
     fields whose input rules differ (labels a change may null)."""
     declared, ignored = {}, set()
@@ -95,11 +95,26 @@ def request_schema(response, name, *, required=(), defaults=None, immutable=(),
                           "description": f"{text} Cannot change: accepted only with its "
                           "current value.".strip()})
         else:
+            metadata = dict(field.metadata)
+            if default is not missing:
+                shown = "empty" if default in ("", dict) else "null"
+                metadata["description"] = (f"{metadata.get('description', '')} "
+                                           f"{shown.capitalize()} when absent.").strip()
             declared[field_name] = _variant(
                 field, required=field_name in required and not change,
-                load_default=missing if change else default)
+                load_default=missing, metadata=metadata)
+
+    @post_load
+    def fill_defaults(self, data, **_kwargs):
+        # here rather than as load_default: the document then shows no
+        # `default`, which generated clients read as "always present"
+        for field_name, default in (defaults or {}).items():
+            if field_name not in data:
+                data[field_name] = default() if callable(default) else default
+        return data
     return type(f"{name}Schema", (BodySchema,), {
         **declared, "SCHEMA_NAME": name, "IGNORED": frozenset(ignored),
+        "fill_defaults": fill_defaults,
         "__doc__": f"What a client sends to {'change' if change else 'make'} "
                    f"a {response.SCHEMA_NAME}."})
 

@@ -27,7 +27,6 @@ HEADERS = {
     "Location": {"description": "URL of the created record.",
                  "schema": {"type": "string", "format": "uri"}},
     "WWW-Authenticate": {"description": "`Bearer` challenge.", "schema": {"type": "string"}},
-    "Allow": {"description": "The methods the path allows.", "schema": {"type": "string"}},
     "Retry-After": {"description": "Seconds to wait before retrying.",
                     "schema": {"type": "string"}},
     "Idempotent-Replayed": {"description": "`true` when this is the stored answer to an "

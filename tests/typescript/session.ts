@@ -1,0 +1,101 @@
+// The README's example session, as a strictly typed client runs it: types
+// generated from the service's /openapi.json by openapi-typescript (into
+// schema.d.ts, at test time), calls made with openapi-fetch. It must compile
+// under `tsc --strict` with no casts and no non-null assertions: every field
+// the server always sends is required in its answer types, bodies are
+// optional exactly when the service takes none.
+import createClient from "openapi-fetch";
+import type { paths } from "./schema.js";
+
+const [baseUrl = "", token = ""] = process.argv.slice(2);
+const client = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${token}` } });
+
+function check(condition: boolean, what: string): asserts condition {
+  if (!condition) throw new Error(what);
+}
+
+async function main(): Promise<void> {
+  const org = await client.POST("/organizations", { body: { title: "Acme Corp" } });
+  if (org.data === undefined) throw new Error(`create organization: ${org.response.status}`);
+  const orgId: string = org.data.id;
+
+  const platform = await client.POST("/kubeplatforms", {
+    body: {
+      name: "eks-prod", organization: orgId, title: "EKS production",
+      control_plane: { provider: "eks" }, infrastructure: { cloud: { provider: "aws" } },
+    },
+  });
+  if (platform.data === undefined) throw new Error(`create platform: ${platform.response.status}`);
+  check(platform.data.organization === orgId, "the platform's organization");
+
+  const payments = await client.POST("/kubeclusters", {
+    body: {
+      name: "payments", platform: "eks-prod", environment: "production",
+      version: "v1.31.2-eks-1234", labels: { team: "core" },
+    },
+  });
+  if (payments.data === undefined) throw new Error(`create cluster: ${payments.response.status}`);
+  const createdOn: string = payments.data.created_on;
+  const lastScan: number | null = payments.data.last_scanned_on;
+  check(createdOn.endsWith("Z") && lastScan === null, "a new cluster's read-only fields");
+  const ledger = await client.POST("/kubeclusters", {
+    body: { name: "ledger", platform: "eks-prod", environment: "staging", version: "1.29.4" },
+  });
+  check(ledger.response.status === 201, "create ledger");
+
+  // a scanner records scans: with a time, and with no body at all (now)
+  const path = { path: { cluster: "payments" } };
+  const first = await client.POST("/kubeclusters/{cluster}/scans", {
+    params: path, body: { scanned_on: 1763800000 },
+  });
+  if (first.data === undefined) throw new Error(`record scan: ${first.response.status}`);
+  const scannedOn: number = first.data.scanned_on;
+  check(scannedOn === 1763800000, "scanned_on");
+  const now = await client.POST("/kubeclusters/{cluster}/scans", { params: path });
+  check(now.response.status === 201, "record a scan with no body");
+
+  // page through a list: pass pagination.continue back until it is ""
+  const names: string[] = [];
+  let next = "";
+  do {
+    const page = await client.GET("/kubeclusters", {
+      params: { query: next === "" ? { limit: 1 } : { limit: 1, continue: next } },
+    });
+    if (page.data === undefined) throw new Error(`list clusters: ${page.response.status}`);
+    names.push(...page.data.results.map((cluster) => cluster.name));
+    next = page.data.pagination.continue;
+  } while (next !== "");
+  check(names.join(",") === "ledger,payments", `walked ${names.join(",")}`);
+
+  const due = await client.GET("/kubeclusters", {
+    params: { query: { filter: 'environment="production" AND version<"1.32"' } },
+  });
+  if (due.data === undefined) throw new Error(`filter clusters: ${due.response.status}`);
+  check(due.data.results.length === 1, "the filtered list");
+  const scans = await client.GET("/kubeclusters/{cluster}/scans", { params: path });
+  if (scans.data === undefined) throw new Error(`list scans: ${scans.response.status}`);
+  check(scans.data.results.every((scan) => scan.cluster === payments.data.id), "scans' cluster");
+
+  const changed = await client.PATCH("/kubeclusters/{cluster}", {
+    params: path, body: { version: "1.32.0", labels: { team: null, owner: "ops" } },
+  });
+  if (changed.data === undefined) throw new Error(`patch cluster: ${changed.response.status}`);
+  check(changed.data.labels["owner"] === "ops" && !("team" in changed.data.labels), "labels");
+
+  const gone = await client.DELETE("/kubeclusters/{cluster}", { params: path });
+  check(gone.response.status === 204, "delete cluster");
+  const all = await client.DELETE("/organizations/{org}", {
+    params: { path: { org: orgId }, query: { force: true } },
+  });
+  check(all.response.status === 204, "delete organization");
+  const missing = await client.GET("/kubeplatforms/{platform}", {
+    params: { path: { platform: "eks-prod" } },
+  });
+  if (missing.error === undefined) throw new Error("the platform should be gone");
+  check(missing.error.status === 404 && missing.error.errors.length === 0, "a 404 problem");
+}
+
+main().then(
+  () => console.log("the README's session ran"),
+  (error: unknown) => { console.error(error); process.exit(1); },
+);
