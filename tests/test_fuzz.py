@@ -61,3 +61,33 @@ def test_no_answer_is_a_500_or_contradicts_the_document(case):
     # `filter` can still be refused (an opaque token, a filter's grammar), and
     # the document says so with its 422. Every other check runs.
     case.call_and_validate(excluded_checks=[positive_data_acceptance])
+
+
+class Workflow(schema.as_state_machine()):
+    """Stateful: chains operations along the document's links (create, then
+    read, change, delete, list what was made), checking every answer. Each
+    scenario starts from the same records, so that Hypothesis can replay it."""
+
+    def setup(self):
+        store = app.extensions["inventory.store"]
+        for name in ("organizations", "platforms", "clusters", "scans", "tokens", "idempotency"):
+            store.db[name].delete_many({})
+        _seed()
+
+    succeeded = set()  # (method, path template) of the 2xx answers seen
+
+    def validate_response(self, response, case, additional_checks=None, **kwargs):
+        if 200 <= response.status_code < 300:
+            Workflow.succeeded.add((case.method.upper(), case.path))
+        case.validate_response(response, additional_checks=additional_checks,
+                               excluded_checks=[positive_data_acceptance],
+                               transport_kwargs=kwargs or None)
+
+
+def test_stateful_sequences_along_the_links_find_nothing():
+    Workflow.run(settings=settings(max_examples=40, stateful_step_count=6, deadline=None,
+                                   suppress_health_check=list(HealthCheck)))
+    # the links were followed: records made in one step were read and changed in the next
+    followed = {("GET", "/kubeclusters/{cluster}"), ("PATCH", "/kubeclusters/{cluster}"),
+                ("GET", "/organizations/{org}"), ("DELETE", "/kubeplatforms/{platform}")}
+    assert followed & Workflow.succeeded, sorted(Workflow.succeeded)
