@@ -114,13 +114,15 @@ class Worker(ThreadWorker):
         while True:
             time.sleep(0.25)
             now = time.monotonic()
+            # Cut under the lock: a thread done with its connection waits for
+            # it (in `handle`), so no connection is cut after it was handed
+            # back to the poller. A cut is quick: its send never blocks.
             with self._deadlines_lock:
                 expired = [(conn, phase) for conn, (deadline, phase) in self._deadlines.items()
                            if deadline <= now]
-                for conn, _ in expired:
+                for conn, phase in expired:
                     del self._deadlines[conn]
-            for conn, phase in expired:
-                self._cut(conn, phase)
+                    self._cut(conn, phase)
 
     def _cut(self, conn, phase):
         """End a connection past its deadline: its thread, blocked reading or
