@@ -25,10 +25,11 @@ from inventory.errors import BadFilter
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 32
-# Each comparison is evaluated against every record a page examines (up to
-# inventory.store.base.MAX_EXAMINED): this bounds a page's work on the
-# embedded store, whose matcher takes several microseconds a comparison.
-MAX_COMPARISONS = 32
+# Each comparison and each NOT is evaluated against every record a page
+# examines (up to inventory.store.base.MAX_EXAMINED): this bounds a page's
+# work on the embedded store, whose matcher takes up to some 25 microseconds
+# for each (bench/filter_cost.py finds the costliest legal filter).
+MAX_TERMS = 16
 OPERATORS = ("<=", ">=", "!=", "=", "<", ">", ":")
 KEYWORDS = {"AND", "OR", "NOT"}
 
@@ -125,7 +126,7 @@ class _Parser:
         self.text = text
         self.tokens = tokenize(text)
         self.index = 0
-        self.comparisons = 0
+        self.terms = 0  # comparisons and NOTs
 
     def peek(self):
         return self.tokens[self.index] if self.index < len(self.tokens) else None
@@ -176,6 +177,7 @@ class _Parser:
         if token is None:
             raise filter_error("a comparison is missing at the end", self.text[-40:], len(self.text))
         if token.kind == "keyword" and token.value == "NOT":
+            self.count_term(token)
             self.take()
             self.expect_more("NOT")
             return Not(self.term(depth + 1))
@@ -189,12 +191,15 @@ class _Parser:
             return inner
         return self.comparison()
 
+    def count_term(self, token):
+        self.terms += 1
+        if self.terms > MAX_TERMS:
+            raise filter_error(f"more than {MAX_TERMS} comparisons and NOTs in all",
+                               self.fragment(token), token.start + 1)
+
     def comparison(self):
         first = self.peek()
-        self.comparisons += 1
-        if self.comparisons > MAX_COMPARISONS:
-            raise filter_error(f"more than {MAX_COMPARISONS} comparisons",
-                               self.fragment(first), first.start + 1)
+        self.count_term(first)
         field = self.field()
         op = self.take()
         if op is None or op.kind != "op":

@@ -161,7 +161,7 @@ Fields are the listed resource's fields, dotted for nesting. Values are
 by prefix (`\\*` for a literal star). `labels:team` asks whether a label
 exists. Versions compare as versions (`version<"1.30"`), timestamps as RFC
 3339 instants, integers as integers. At most 2,000 characters,
-32 comparisons and 32 levels of nesting. A filtered page examines at most
+16 comparisons and NOTs in all and 32 levels of nesting. A filtered page examines at most
 1,000 records, so it may be short: follow `continue` until it is empty."""
 
 

@@ -62,13 +62,15 @@ def test_versions_outside_the_grammar_are_422_in_filters(client, version):
                    422, "query.filter")
 
 
-def test_more_comparisons_than_allowed_is_422(client):
-    flt = " OR ".join(f'name="n{i}"' for i in range(filtering.MAX_COMPARISONS + 1))
-    body = assert_problem(client.get("/kubeclusters", query_string={"filter": flt}), 422,
-                          "query.filter")
-    assert f"more than {filtering.MAX_COMPARISONS} comparisons" in body["detail"]
-    allowed = " OR ".join(f'name="n{i}"' for i in range(filtering.MAX_COMPARISONS))
+@pytest.mark.parametrize("term", ['name="n{}"', 'NOT name="n{}"', 'NOT NOT name="n{}"'])
+def test_more_comparisons_and_nots_than_allowed_is_422(client, term):
+    count = filtering.MAX_TERMS // (1 + term.count("NOT"))  # each NOT is a term too
+    allowed = " OR ".join(term.format(i) for i in range(count))
     assert client.get("/kubeclusters", query_string={"filter": allowed}).status_code == 200
+    over = allowed + " OR " + term.format("x")
+    body = assert_problem(client.get("/kubeclusters", query_string={"filter": over}), 422,
+                          "query.filter")
+    assert f"more than {filtering.MAX_TERMS} comparisons and NOTs" in body["detail"]
 
 
 @pytest.mark.parametrize("query, name", [
