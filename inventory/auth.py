@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from flask import current_app, g, request
 
-from inventory.operations import current_operation
 from inventory.errors import NotAllowed, NotAuthenticated
+from inventory.operations import current_operation
 from inventory.roles import allows
 from inventory.store import get_store
 from inventory.store.tokens import TOKEN_PREFIX

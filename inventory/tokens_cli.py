@@ -3,8 +3,8 @@ import click
 from flask.cli import AppGroup
 
 from inventory.errors import ServiceError
-from inventory.store import get_store
 from inventory.roles import ROLES
+from inventory.store import get_store
 
 tokens_cli = AppGroup("tokens", help="Make, list and revoke API tokens (needs MONGODB_URI).")
 

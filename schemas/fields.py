@@ -4,7 +4,12 @@ import re
 from marshmallow import ValidationError, fields, validate
 
 from inventory.ids import SLUG_RE
-from inventory.labels import LABEL_KEY_PATTERN, LABEL_KEY_RE, MAX_LABEL_VALUE, MAX_LABELS
+from inventory.labels import (
+    LABEL_KEY_PATTERN,
+    LABEL_KEY_RE,
+    MAX_LABEL_VALUE,
+    MAX_LABELS,
+)
 
 # C0/C1 control characters other than tab, newline and carriage return
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")

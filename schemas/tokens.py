@@ -3,8 +3,13 @@ from marshmallow import fields, validate
 
 from inventory.ids import ORG_ID_RE
 from inventory.roles import ROLES
-from schemas.common import (BodySchema, envelope, list_args, request_schema,
-                            schema_url_field)
+from schemas.common import (
+    BodySchema,
+    envelope,
+    list_args,
+    request_schema,
+    schema_url_field,
+)
 from schemas.fields import Text
 
 

@@ -1,9 +1,11 @@
 """Fixtures: a fresh app per test, on the embedded store by default or, when
 MONGODB_URI is set, on a throwaway database of that server."""
 import os
+import threading
 import uuid
 
 import pytest
+from werkzeug.serving import make_server
 
 from app import create_app
 from inventory.config import Config
@@ -42,6 +44,16 @@ def app(config):
 def client(app):
     """A client with the unscoped admin token."""
     return client_with(app, ADMIN_TOKEN)
+
+
+@pytest.fixture
+def base_url(app):
+    """The app served by a threaded HTTP server on loopback, for clients that
+    speak HTTP themselves (generated clients, Node.js)."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from inventory import filtering
 from inventory.errors import BadFilter
 from inventory.store.query import EMITTED_OPERATORS
-from inventory.versions import version_key
 from inventory.store.resources import ClusterStore
+from inventory.versions import version_key
 from tests.conftest import assert_problem, walk
 
 CLUSTERS = [

@@ -5,10 +5,8 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 
 import pytest
-from werkzeug.serving import make_server
 
 from tests.conftest import ADMIN_TOKEN
 
@@ -33,14 +31,6 @@ def generated(client, tmp_path, monkeypatch):
     for name in [m for m in sys.modules if m.startswith("inventory_client")]:
         del sys.modules[name]
     return importlib.import_module("inventory_client")
-
-
-@pytest.fixture
-def base_url(app):
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
 
 
 def test_generated_client_runs_the_readme_session(generated, base_url):

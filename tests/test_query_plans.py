@@ -35,15 +35,20 @@ def estate(store):
     return orgs, clusters
 
 
-def plan_of(resource, run):
-    """The explain() of the one find that `run` makes on `resource`."""
+def finds_of(resource, run):
+    """The finds `run` makes on `resource`: [(args, kwargs), ...]."""
     recorder = RecordingCollection(resource.collection)
     resource.collection = recorder
     try:
         run()
     finally:
         resource.collection = recorder._collection
-    (query,), options = recorder.finds[-1]
+    return recorder.finds
+
+
+def plan_of(resource, run):
+    """The explain() of the one find that `run` makes on `resource`."""
+    (query,), options = finds_of(resource, run)[-1]
     assert "skip" not in options and options["limit"] == LIMIT + 1
     return resource.collection.unguarded.find(query, sort=options["sort"],
                                               limit=options["limit"]).explain()
@@ -94,14 +99,9 @@ def small_window(monkeypatch):
 
 def plans_of_filtered_page(resource, run):
     """explain() of the window's key read and of the page's read."""
-    recorder = RecordingCollection(resource.collection)
-    resource.collection = recorder
-    try:
-        run()
-    finally:
-        resource.collection = recorder._collection
-    (window_query, projection), window_options = recorder.finds[-2]
-    (query,), options = recorder.finds[-1]
+    finds = finds_of(resource, run)
+    (window_query, projection), window_options = finds[-2]
+    (query,), options = finds[-1]
     assert window_options["skip"] == BOUND - 1 and "skip" not in options
     raw = resource.collection.unguarded
     window = raw.find(window_query, projection, **window_options).explain()

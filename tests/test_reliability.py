@@ -3,7 +3,7 @@ from datetime import timedelta
 
 import pytest
 
-from tests.conftest import ADMIN_TOKEN, assert_problem, client_with
+from tests.conftest import assert_problem, client_with
 
 # -- ETags and conditional requests -----------------------------------------
 

@@ -1,8 +1,13 @@
 """The store on its own: its data rules, without HTTP."""
 import pytest
 
-from inventory.errors import (HasChildren, ImmutableField, InvalidReference, KeyInUse,
-                              NotFound)
+from inventory.errors import (
+    HasChildren,
+    ImmutableField,
+    InvalidReference,
+    KeyInUse,
+    NotFound,
+)
 from inventory.store.base import DELETING, MAX_EXAMINED
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}

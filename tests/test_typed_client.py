@@ -8,15 +8,12 @@ package.json, pinned) are installed once into .venv/typed-client. Where
 either is missing the tests are skipped, saying why.
 """
 import json
-import os
 import pathlib
 import re
 import shutil
 import subprocess
-import threading
 
 import pytest
-from werkzeug.serving import make_server
 
 from tests.conftest import ADMIN_TOKEN
 
@@ -58,14 +55,6 @@ def document(client, tools):
     path = tools / "openapi.json"
     path.write_bytes(client.get("/openapi.json").data)
     return path
-
-
-@pytest.fixture
-def base_url(app):
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
 
 
 def test_the_session_has_no_casts_and_no_non_null_assertions():

@@ -6,7 +6,15 @@ import flask_smorest
 import flask_swagger_ui
 
 from inventory import operations
-from inventory.api import clusters, meta, openapi, organizations, platforms, scans, tokens
+from inventory.api import (
+    clusters,
+    meta,
+    openapi,
+    organizations,
+    platforms,
+    scans,
+    tokens,
+)
 from schemas.common import ErrorSchema
 
 BLUEPRINTS = (organizations.blp, platforms.blp, clusters.blp, scans.blp, tokens.blp, meta.blp)

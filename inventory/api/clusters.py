@@ -8,8 +8,13 @@ from inventory.api.parser import Blueprint
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
 from inventory.store import get_store
-from schemas.clusters import (KubeClusterCreateSchema, KubeClusterListArgsSchema,
-                              KubeClusterListSchema, KubeClusterPatchSchema, KubeClusterSchema)
+from schemas.clusters import (
+    KubeClusterCreateSchema,
+    KubeClusterListArgsSchema,
+    KubeClusterListSchema,
+    KubeClusterPatchSchema,
+    KubeClusterSchema,
+)
 
 blp = Blueprint("kubeclusters", __name__, url_prefix="/kubeclusters",
                 description="KubeClusters, addressed by name or by `k8scl_` id.")

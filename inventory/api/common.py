@@ -3,8 +3,8 @@ import re
 from dataclasses import dataclass
 
 from inventory import filtering
-from inventory.auth import current_scope
 from inventory.api.errors import RequestError
+from inventory.auth import current_scope
 from inventory.ids import CLUSTER_ID_RE, ORG_ID_RE, SCAN_ID_RE, SLUG_RE, TOKEN_ID_RE
 from inventory.paging import tokens
 from schemas.common import DEFAULT_LIMIT

@@ -14,8 +14,8 @@ import re
 
 from flask import current_app, g, request
 
-from inventory.auth import current_principal
 from inventory.api.errors import RequestError
+from inventory.auth import current_principal
 from inventory.operations import current_operation
 from inventory.schema_urls import add_link_header
 from inventory.store import get_store

@@ -9,9 +9,13 @@ from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
 from inventory.store import get_store
 from schemas.common import DeleteArgsSchema
-from schemas.organizations import (OrganizationCreateSchema, OrganizationListArgsSchema,
-                                   OrganizationListSchema, OrganizationPatchSchema,
-                                   OrganizationSchema)
+from schemas.organizations import (
+    OrganizationCreateSchema,
+    OrganizationListArgsSchema,
+    OrganizationListSchema,
+    OrganizationPatchSchema,
+    OrganizationSchema,
+)
 
 blp = Blueprint("organizations", __name__, url_prefix="/organizations",
                 description="Organizations: one customer each.")

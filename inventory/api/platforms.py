@@ -9,9 +9,13 @@ from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
 from inventory.store import get_store
 from schemas.common import DeleteArgsSchema
-from schemas.platforms import (KubePlatformCreateSchema, KubePlatformListArgsSchema,
-                               KubePlatformListSchema, KubePlatformPatchSchema,
-                               KubePlatformSchema)
+from schemas.platforms import (
+    KubePlatformCreateSchema,
+    KubePlatformListArgsSchema,
+    KubePlatformListSchema,
+    KubePlatformPatchSchema,
+    KubePlatformSchema,
+)
 
 blp = Blueprint("kubeplatforms", __name__, url_prefix="/kubeplatforms",
                 description="KubePlatforms: a cloud and control plane provider of an organization.")

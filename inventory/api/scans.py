@@ -8,8 +8,12 @@ from inventory.api.parser import Blueprint
 from inventory.auth import current_scope
 from inventory.operations import operation
 from inventory.store import get_store
-from schemas.scans import (KubeClusterScanCreateSchema, KubeClusterScanListArgsSchema,
-                           KubeClusterScanListSchema, KubeClusterScanSchema)
+from schemas.scans import (
+    KubeClusterScanCreateSchema,
+    KubeClusterScanListArgsSchema,
+    KubeClusterScanListSchema,
+    KubeClusterScanSchema,
+)
 
 blp = Blueprint("kubeclusterscans", __name__, url_prefix="/kubeclusters",
                 description="Scans of a cluster, listed in `scanned_on` order.")

@@ -7,8 +7,13 @@ from inventory.api.parser import Blueprint
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
 from inventory.store import get_store
-from schemas.tokens import (NewTokenSchema, TokenCreateSchema, TokenListArgsSchema,
-                            TokenListSchema, TokenSchema)
+from schemas.tokens import (
+    NewTokenSchema,
+    TokenCreateSchema,
+    TokenListArgsSchema,
+    TokenListSchema,
+    TokenSchema,
+)
 
 blp = Blueprint("tokens", __name__, url_prefix="/tokens",
                 description="API tokens (admins only). Secrets are shown once and stored as hashes.")

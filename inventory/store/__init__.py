@@ -16,8 +16,13 @@ from flask.cli import with_appcontext
 from pymongo import ASCENDING
 
 from inventory.errors import Unavailable
-from inventory.store.resources import ClusterStore, OrganizationStore, PlatformStore, ScanStore
 from inventory.store.idempotency import IdempotencyStore
+from inventory.store.resources import (
+    ClusterStore,
+    OrganizationStore,
+    PlatformStore,
+    ScanStore,
+)
 from inventory.store.tokens import TokenStore
 
 log = logging.getLogger(__name__)

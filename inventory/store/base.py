@@ -29,13 +29,19 @@ hold however many clients change it at once.
 import secrets
 from dataclasses import dataclass
 
+import orjson
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
-import orjson
-
-from inventory.errors import (Contended, HasChildren, ImmutableField, InvalidRecord, KeyInUse,
-                              NotFound, StaleRevision)
+from inventory.errors import (
+    Contended,
+    HasChildren,
+    ImmutableField,
+    InvalidRecord,
+    KeyInUse,
+    NotFound,
+    StaleRevision,
+)
 from inventory.ids import now_rfc3339
 from inventory.store.query import FilterCompiler
 

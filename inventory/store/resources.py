@@ -5,7 +5,14 @@ import time
 from inventory.errors import InvalidRecord, InvalidReference, NotAllowed, NotFound
 from inventory.ids import new_id
 from inventory.labels import MAX_LABELS
-from inventory.store.base import LIVE, REVISION, Record, ResourceStore, all_of, new_revision
+from inventory.store.base import (
+    LIVE,
+    REVISION,
+    Record,
+    ResourceStore,
+    all_of,
+    new_revision,
+)
 from inventory.versions import version_key
 
 AUDIT_FIELDS = {"created_by": "string", "created_on": "timestamp",
