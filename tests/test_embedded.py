@@ -90,3 +90,98 @@ def test_reads_by_an_indexed_field_match_mongomock_through_writes(query, unique)
         locked.insert_one({"_id": "k0", "code": "x1", "plain": "p0", "group": 0})
         locked.insert_one({"_id": "k8", "code": "x3", "plain": "p8", "group": 0})
         assert locked.find_one(query) == plain.find_one(query)
+
+
+# -- writes by key: the same answers and the same documents as mongomock's --
+
+WRITES = [
+    ("update_one", {"_id": "k03"}, {"$set": {"group": 9, "tags.a": "x"}}),
+    ("update_one", {"_id": "k03", "group": 9}, {"$set": {"tags.b": "y"}, "$unset": {"tags.a": ""}}),
+    ("update_one", {"_id": "k04", "group": 99}, {"$set": {"group": 1}}),  # no match
+    ("update_one", {"_id": "nope"}, {"$set": {"group": 1}}),
+    ("update_one", {"_id": "k05"}, {"$set": {"group": 2}}),  # unchanged value
+    ("update_one", {"_id": "k06"}, {"$unset": {"missing.deep": ""}}),
+    ("update_one", {"_id": "k07", "_deleting": {"$exists": False}},
+     {"$set": {"_deleting": True}}),
+    ("update_many", {"_id": "k07", "_deleting": {"$exists": False}},
+     {"$set": {"_deleting": True}}),  # marked already: no match
+    ("update_many", {"_id": "k08"}, {"$set": {"code": "c8-new"}}),  # a unique field
+    ("find_one_and_update", {"_id": "k09"}, {"$set": {"group": 5}}),
+    ("find_one_and_update_after", {"_id": "k10"}, {"$set": {"plain": "p"}}),
+    ("find_one_and_update", {"_id": "k10", "group": 123}, {"$set": {"plain": "q"}}),
+    ("delete_one", {"_id": "k02"}, None),
+    ("delete_one", {"_id": "k02"}, None),  # gone already
+    ("delete_one", {"_id": "k11", "group": 123}, None),  # no match
+    ("insert_one", {"_id": "k035", "code": "c35", "group": 2, "plain": "p1"}, None),
+    ("insert_one", {"_id": "k00", "code": "c0", "group": 0, "plain": "p1"}, None),
+]
+
+
+def _apply(collection, write):
+    from pymongo import ReturnDocument
+
+    name, filter_, update = write
+    if name == "insert_one":
+        return collection.insert_one(dict(filter_)).inserted_id
+    if name == "delete_one":
+        return collection.delete_one(filter_).deleted_count
+    if name.startswith("find_one_and_update"):
+        after = name.endswith("_after")
+        return collection.find_one_and_update(
+            filter_, update, return_document=ReturnDocument.AFTER if after
+            else ReturnDocument.BEFORE)
+    result = getattr(collection, name)(filter_, update)
+    return result.matched_count, result.modified_count
+
+
+def test_writes_by_key_match_mongomock_and_keep_reads_right():
+    plain = mongomock_ng.MongoClient().db.things
+    locked = LockedCollection(mongomock_ng.MongoClient().db.things)
+    for collection in (plain, locked):
+        collection.create_index("code", unique=True)
+        collection.create_index("plain")
+        for i in range(1, 12):
+            collection.insert_one({"_id": f"k{i:02d}", "code": f"c{i}", "group": i % 3,
+                                   "plain": f"p{i % 4}", "tags": {}})
+    # warm the keyed reads' caches, so that the writes must keep them right
+    assert locked.find({}, sort=[("_id", 1)], limit=50) == list(
+        plain.find({}, sort=[("_id", 1)], limit=50))
+    locked.find_one({"plain": "p1"})
+    for write in WRITES:
+        assert _apply(locked, write) == _apply(plain, write), write
+        assert list(locked.find({}, sort=[("_id", 1)], limit=50)) == list(
+            plain.find({}, sort=[("_id", 1)], limit=50)), write
+        for value in ("p0", "p1", "p", "c8-new"):
+            assert locked.find_one({"plain": value}) == plain.find_one({"plain": value}), write
+        assert locked.find_one({"code": "c8-new"}) == plain.find_one({"code": "c8-new"})
+
+
+def test_a_write_by_key_that_would_break_a_unique_index_is_refused_like_mongomock():
+    from pymongo.errors import DuplicateKeyError
+
+    locked = LockedCollection(mongomock_ng.MongoClient().db.things)
+    locked.create_index("code", unique=True)
+    locked.insert_one({"_id": "a", "code": "x"})
+    locked.insert_one({"_id": "b", "code": "y"})
+    with pytest.raises(DuplicateKeyError):
+        locked.update_one({"_id": "b"}, {"$set": {"code": "x"}})
+    assert locked.find_one({"_id": "b"})["code"] == "y"
+
+
+def test_a_write_by_key_reads_no_other_document(monkeypatch):
+    """Flat at any size: the keyed paths never reach mongomock's scans."""
+    locked = LockedCollection(mongomock_ng.MongoClient().db.things)
+    locked.create_index("code", unique=True)
+    for i in range(50):
+        locked.insert_one({"_id": f"k{i:02d}", "code": f"c{i}", "n": 0})
+
+    def scanned(*_args, **_kwargs):
+        raise AssertionError("a keyed write scanned the collection")
+    monkeypatch.setattr(locked._collection, "_iter_documents", scanned)
+    monkeypatch.setattr(locked._collection, "_ensure_uniques", scanned)
+    locked.update_one({"_id": "k07"}, {"$set": {"n": 1}})
+    locked.find_one_and_update({"_id": "k08"}, {"$set": {"n": 2}})
+    locked.update_many({"_id": "k09", "n": 0}, {"$set": {"n": 3}})
+    locked.delete_one({"_id": "k10"})
+    assert [d["n"] for d in locked.find({"_id": {"$gte": "k07"}}, sort=[("_id", 1)],
+                                        limit=3)] == [1, 2, 3]

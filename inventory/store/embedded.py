@@ -16,17 +16,29 @@ page in `_id` order, are answered here the way MongoDB answers them with its
 the page's lower bound and stopping at the limit. The filter is still
 evaluated by mongomock's own matcher, document by document, so the answers
 are the same (tests/test_embedded.py compares them).
+
+Writes. mongomock finds the documents a write touches by scanning them all,
+and checks every unique index against every document after each change. A
+write by `_id` (what the store sends for one record: updates, scans raising
+`last_scanned_on`, marks, deletes) goes here straight to its document, when
+it only sets and unsets fields that no unique index covers (so no unique
+check is needed); inserts keep the key order and lookups up to date instead
+of dropping them. Anything else goes to mongomock. Here too the answers are
+mongomock's own (tests/test_embedded.py compares them through writes).
 """
 import bisect
 import threading
 
 import mongomock_ng
 from mongomock_ng.filtering import filter_applies
+from pymongo import ReturnDocument
+from pymongo.results import DeleteResult, UpdateResult
 
 _LOCK = threading.RLock()
 _READS = frozenset({"count_documents", "estimated_document_count", "index_information",
                     "list_indexes", "distinct", "name", "full_name", "database"})
 _ID_ORDER = [("_id", 1)]
+_KEYED_UPDATES = frozenset({"$set", "$unset"})
 
 
 def _plain_inclusion(projection):
@@ -65,6 +77,31 @@ def _id_bounds(query):
             upper if isinstance(upper, str) else None, "$lte" in condition)
 
 
+def _updated(document, update):
+    """A copy of `document` with `$set`/`$unset` (dotted paths) applied, or
+    None where a path runs through something that is not an object (left to
+    mongomock, which knows the error to raise)."""
+    document = _copy(document)
+    for operator, changes in update.items():
+        for path, value in changes.items():
+            *parents, last = path.split(".")
+            node = document
+            for part in parents:
+                if part not in node:
+                    if operator == "$unset":
+                        break
+                    node[part] = {}
+                node = node[part]
+                if not isinstance(node, dict):
+                    return None
+            else:
+                if operator == "$set":
+                    node[last] = _copy(value)
+                else:
+                    node.pop(last, None)
+    return document
+
+
 class LockedCollection:
     """A mongomock collection whose every operation holds the lock."""
 
@@ -96,6 +133,113 @@ class LockedCollection:
                 if candidate in documents and filter_applies(filter, documents[candidate]):
                     return _project(documents[candidate], projection)
             return None
+
+    # -- writes by key -------------------------------------------------------
+
+    def update_one(self, filter, update, **kwargs):
+        return self._update(filter, update, kwargs, multi=False, name="update_one")
+
+    def update_many(self, filter, update, **kwargs):
+        return self._update(filter, update, kwargs, multi=True, name="update_many")
+
+    def _update(self, filter, update, kwargs, multi, name):
+        with _LOCK:
+            changed = None if kwargs else self._keyed_update(filter, update, multi)
+            if changed is None:
+                return getattr(self, f"_unkeyed_{name}")(filter, update, **kwargs)
+            modified = sum(1 for before, after in changed if before != after)
+            return UpdateResult({"n": len(changed), "nModified": modified, "ok": 1.0,
+                                 "updatedExisting": bool(changed)}, acknowledged=True)
+
+    def find_one_and_update(self, filter, update, projection=None,
+                            return_document=ReturnDocument.BEFORE, **kwargs):
+        with _LOCK:
+            changed = None if kwargs or not _plain_inclusion(projection) \
+                else self._keyed_update(filter, update, multi=False)
+            if changed is None:
+                return self._unkeyed_find_one_and_update(
+                    filter, update, projection, return_document=return_document, **kwargs)
+            if not changed:
+                return None
+            before, after = changed[0]
+            return _project(after if return_document == ReturnDocument.AFTER else before,
+                            projection)
+
+    def delete_one(self, filter, **kwargs):
+        with _LOCK:
+            keys = None if kwargs else self._keys_by_id(filter)
+            if keys is None:
+                return self._unkeyed_delete_one(filter, **kwargs)
+            documents = self._documents()
+            for key in keys:
+                if key in documents and filter_applies(filter, documents[key]):
+                    del documents[key]
+                    self._forget(key)
+                    return DeleteResult({"n": 1, "ok": 1.0}, acknowledged=True)
+            return DeleteResult({"n": 0, "ok": 1.0}, acknowledged=True)
+
+    def insert_one(self, document, **kwargs):
+        """mongomock's insert (it checks unique indexes), then the key order
+        and lookups gain the new key rather than being rebuilt."""
+        with _LOCK:
+            result = self._collection.insert_one(document, **kwargs)
+            key = result.inserted_id
+            if self._keys is not None:
+                if isinstance(key, str):
+                    bisect.insort(self._keys, key)
+                else:
+                    self._keys = None
+            for field, lookup in self._by_field.items():
+                if lookup is not None and isinstance(document.get(field), str):
+                    lookup.setdefault(document[field], []).append(key)
+            return result
+
+    def _keys_by_id(self, query):
+        """[the `_id`] of a query by one string `_id`, else None."""
+        if isinstance(query, dict) and isinstance(query.get("_id"), str):
+            return [query["_id"]]
+        return None
+
+    def _keyed_update(self, filter, update, multi):
+        """[(before, after), ...] of the documents a `$set`/`$unset` by `_id`
+        changed, or None when the write is not one of those."""
+        keys = self._keys_by_id(filter)
+        if keys is None or not isinstance(update, dict) or not update \
+                or set(update) - _KEYED_UPDATES:
+            return None
+        fields = {path.split(".")[0] for changes in update.values() for path in changes}
+        if "_id" in fields or fields & self._unique_fields():
+            return None  # mongomock checks what a unique index needs checked
+        documents, changed = self._documents(), []
+        for key in keys:
+            if key in documents and filter_applies(filter, documents[key]):
+                before = documents[key]
+                after = _updated(before, update)
+                if after is None:
+                    return None
+                documents[key] = after
+                changed.append((before, after))
+                if not multi:
+                    break
+        for field in fields & set(self._by_field):
+            del self._by_field[field]  # values changed: looked up anew when next needed
+        return changed
+
+    def _unique_fields(self):
+        return {name for info in self._collection.index_information().values()
+                if info.get("unique") for name, _ in info["key"]}
+
+    def _forget(self, key):
+        if self._keys is not None:
+            index = bisect.bisect_left(self._keys, key)
+            if index < len(self._keys) and self._keys[index] == key:
+                del self._keys[index]
+        self._by_field = {}
+
+    def __getattr__(self, name):
+        if name.startswith("_unkeyed_"):  # mongomock's own, caches dropped as for any write
+            return self._locked(name.removeprefix("_unkeyed_"))
+        return self._locked(name)
 
     def _documents(self):
         """mongomock's own dict of documents by `_id`. Read directly: this
@@ -162,7 +306,7 @@ class LockedCollection:
                     break
         return found
 
-    def __getattr__(self, name):
+    def _locked(self, name):
         attribute = getattr(self._collection, name)
         if not callable(attribute):
             return attribute

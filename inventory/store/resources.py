@@ -117,8 +117,9 @@ class ClusterStore(ResourceStore):
         return self.to_api(doc)
 
     def identity(self, doc):
-        # the `k8scl_` id is made anew for every cluster, even one reusing a name
-        return {"id": doc["id"]}
+        # the `k8scl_` id is made anew for every cluster, even one reusing a
+        # name; with the name, the write goes straight to the record by `_id`
+        return {"_id": doc["_id"], "id": doc["id"]}
 
     def check_merged(self, doc):
         super().check_merged(doc)
