@@ -70,10 +70,11 @@ def request_schema(response, name, *, required=(), defaults=None, immutable=(),
     """The schema of what a client sends, derived from `response` (the
     schema of what the server sends) as the module docstring says.
 
-    `required`: the fields a create must have; `defaults`: what absent fields
-    of a create become (said in their descriptions); `immutable`: fields a change may repeat but not alter;
-    `change`: a partial update (nothing required, no defaults); `overrides`:
-    fields whose input rules differ (labels a change may null)."""
+    `required`: the fields a create must have; `defaults`: what absent
+    fields of a create become (said in their descriptions); `immutable`:
+    fields a change may repeat but not alter; `change`: a partial update
+    (nothing required, no defaults); `overrides`: fields whose input rules
+    differ (labels a change may null)."""
     declared, ignored = {}, set()
     for field_name, field in response._declared_fields.items():
         if field_name in (overrides or {}):

@@ -107,8 +107,10 @@ class LockedCollection:
 
     def __init__(self, collection):
         self._collection = collection
-        self._keys = None  # every `_id`, in order; rebuilt after a write
-        self._by_field = {}  # field with an index -> {value: [_id, ...]}; likewise
+        # every `_id`, in order, and {value: [_id, ...]} for indexed fields:
+        # kept up to date by inserts and writes by key, rebuilt after others
+        self._keys = None
+        self._by_field = {}
 
     def find(self, filter=None, projection=None, sort=None, limit=0, skip=0, **kwargs):
         """A list, read inside the lock; pages in `_id` order walk the keys
