@@ -36,6 +36,7 @@ limit_request_field_size = 8190
 # The service logs every request itself, as one JSON object per line, with
 # its request id and principal; gunicorn's own lines are JSON too.
 accesslog = None
+logger_class = "inventory.serving.Logger"
 logconfig_dict = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -2,7 +2,7 @@
 import pytest
 from flask.views import MethodView
 
-from inventory.api.parser import Blueprint
+from inventory.api.blueprint import Blueprint
 from inventory.operations import Operation, collect, operation
 from tests.conftest import assert_problem
 

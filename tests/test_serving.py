@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import uuid
 
 import pytest
 
@@ -234,3 +235,13 @@ def test_junk_methods_do_not_grow_the_metrics(served):
     text = connection.getresponse().read().decode()
     assert "JUNK" not in text and "/nope" not in text
     assert 'method="other"' in text and 'route="unmatched"' in text
+
+
+def test_each_request_is_logged_once_by_the_service_and_not_by_gunicorn(served):
+    marker = f"/organizations/org_{uuid.uuid4()}"
+    assert served.request("GET", marker)[0] == 404
+    time.sleep(0.2)
+    lines = [json.loads(line) for line in served.log_text().splitlines()
+             if line.startswith("{") and marker in line]
+    assert [line["logger"] for line in lines] == ["inventory.requests"]
+    assert lines[0]["status"] == 404 and lines[0]["request_id"]

@@ -2,7 +2,7 @@
 from flask import current_app, jsonify
 from flask.views import MethodView
 
-from inventory.api.parser import Blueprint
+from inventory.api.blueprint import Blueprint
 from inventory.errors import NotFound
 from inventory.observability import METRICS_CONTENT_TYPE, metrics_response
 from inventory.operations import operation

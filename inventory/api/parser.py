@@ -7,7 +7,6 @@ all (ignored). This parser makes those a 400 or 415 in the error format.
 import json
 import re
 
-import flask_smorest
 from marshmallow import RAISE
 from webargs import core
 from webargs.flaskparser import FlaskParser, abort
@@ -98,8 +97,3 @@ class StrictParser(FlaskParser):
         except ValueError as exc:
             abort(400, messages={"json": [str(exc)]})
 
-
-class Blueprint(flask_smorest.Blueprint):
-    """flask-smorest's Blueprint with the service's strict argument parser."""
-
-    ARGUMENTS_PARSER = StrictParser()

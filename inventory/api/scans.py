@@ -4,7 +4,7 @@ from flask.views import MethodView
 
 from inventory.api.common import cluster_key, list_page, scan_key
 from inventory.api.conditional import read, with_etag
-from inventory.api.parser import Blueprint
+from inventory.api.blueprint import Blueprint
 from inventory.auth import current_scope
 from inventory.operations import operation
 from inventory.store import get_store

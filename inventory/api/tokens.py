@@ -3,7 +3,7 @@ from flask import url_for
 from flask.views import MethodView
 
 from inventory.api.common import list_page, token_key
-from inventory.api.parser import Blueprint
+from inventory.api.blueprint import Blueprint
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
 from inventory.store import get_store

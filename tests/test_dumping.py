@@ -1,0 +1,170 @@
+"""Answers dumped by compiled plans (inventory.api.dumping) are exactly what
+marshmallow's own `dump` of the same schema makes: same keys, same order,
+same values, for records as the store makes them and for any values at all."""
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from marshmallow import Schema, fields
+
+from inventory.api.dumping import compiled_dump
+from inventory.store.base import Record
+
+
+def response_schemas(app):
+    """{(METHOD, rule, status): schema instance} of every declared answer with a body."""
+    found = {}
+    for rule in app.url_map.iter_rules():
+        view_class = getattr(app.view_functions[rule.endpoint], "view_class", None)
+        for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
+            view = getattr(view_class, method.lower(), None)
+            responses = getattr(view, "_apidoc", {}).get("response", {}).get("responses", {})
+            for status, documented in responses.items():
+                for answer in documented:
+                    if isinstance(answer.get("schema"), Schema):
+                        found[(method, rule.rule, status)] = answer["schema"]
+    return found
+
+
+def marshmallow_dump(schema, obj):
+    """What marshmallow itself makes of `obj` with this very schema instance."""
+    return type(schema).dump(schema, obj)
+
+
+def exact(value):
+    """`value` with its types and key order made comparable (1 vs True vs 1.0)."""
+    if isinstance(value, dict):
+        return ("dict", [(key, exact(inner)) for key, inner in value.items()])
+    if isinstance(value, list):
+        return ("list", [exact(inner) for inner in value])
+    return (type(value).__name__, value)
+
+
+def same(plan_output, reference):
+    assert exact(plan_output) == exact(reference)
+
+
+def test_every_answer_with_a_body_is_dumped_by_a_plan(app):
+    schemas = response_schemas(app)
+    assert len(schemas) >= 20
+    slow = [where for where, schema in schemas.items() if "dump" not in vars(schema)]
+    assert not slow, f"answers dumped by marshmallow itself: {slow}"
+
+
+def test_real_answers_equal_marshmallow_dumps(app, client, inventory):
+    cluster = inventory.cluster(labels={"team": "a", "tier": "1"})
+    client.post(f"/kubeclusters/{cluster['name']}/scans", json={"scanned_on": 1_700_000_000})
+    store = app.extensions["inventory.store"]
+    records = {
+        "organizations": store.organizations.list(None, None, 10, None).records,
+        "platforms": store.platforms.list(None, None, 10, None).records,
+        "clusters": store.clusters.list(None, None, 10, None).records,
+    }
+    assert all(isinstance(r, Record) for rs in records.values() for r in rs)
+    with app.test_request_context("/", base_url="http://localhost/"):
+        for (method, rule, status), schema in response_schemas(app).items():
+            resource = rule.split("/")[1].removeprefix("kube") or "organizations"
+            for record in records.get(resource, []):
+                same(schema.dump(record), marshmallow_dump(schema, record))
+            envelope = {"results": [r for rs in records.values() for r in rs],
+                        "pagination": {"continue_": "x"}}
+            try:
+                reference = marshmallow_dump(schema, envelope)
+            except Exception as exc:  # noqa: BLE001 - the plan must fail alike
+                with pytest.raises(type(exc)):
+                    schema.dump(envelope)
+            else:
+                same(schema.dump(envelope), reference)
+
+
+SCALARS = st.one_of(st.none(), st.text(max_size=5), st.integers(-10, 10), st.booleans(),
+                    st.floats(allow_nan=False, allow_infinity=False), st.binary(max_size=3))
+
+
+def values_for(field, depth=0):
+    """Any value at all for `field`, mostly of the kind it expects."""
+    if isinstance(field, fields.Nested) and depth < 3:
+        record = records_for(field.schema, depth + 1)
+        return st.one_of(st.none(), st.lists(record, max_size=3) if field.many else record)
+    if isinstance(field, fields.List) and depth < 3:
+        return st.one_of(st.none(), st.lists(values_for(field.inner, depth + 1), max_size=3))
+    if isinstance(field, fields.Mapping):
+        return st.one_of(st.none(), st.dictionaries(st.text(max_size=3), SCALARS, max_size=3))
+    return SCALARS
+
+
+def records_for(schema, depth=0):
+    """Dicts with any subset of `schema`'s keys (and some it does not know)."""
+    keys = {field.attribute or name: values_for(field, depth)
+            for name, field in schema.dump_fields.items()}
+    return st.fixed_dictionaries({}, optional={**keys, "unknown": SCALARS})
+
+
+@pytest.fixture(scope="module")
+def schemas_by_answer():
+    from app import create_app
+    from inventory.config import Config
+    app = create_app(Config(TESTING=True))
+    return app, response_schemas(app)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_any_record_dumps_as_marshmallow_dumps_it(schemas_by_answer, data):
+    app, schemas = schemas_by_answer
+    where = data.draw(st.sampled_from(sorted(schemas, key=str)))
+    schema = schemas[where]
+    record = data.draw(records_for(schema))
+    if data.draw(st.booleans()):
+        record = Record(record)
+    with app.test_request_context("/", base_url="http://localhost/"):
+        try:
+            reference = marshmallow_dump(schema, record)
+        except Exception as exc:  # noqa: BLE001 - the plan must fail alike
+            with pytest.raises(type(exc)):
+                schema.dump(record)
+            return
+        same(schema.dump(record), reference)
+
+
+class Defaults(Schema):
+    constant = fields.String(dump_default="x")
+    made = fields.Integer(dump_default=lambda: 7)
+    renamed = fields.String(data_key="other", attribute="source")
+
+
+class Shadowing(dict):
+    constant = "from the class"  # marshmallow reads a missing key as this attribute
+
+
+@pytest.mark.parametrize("record", [
+    {}, {"constant": None, "made": "8", "source": 5},
+    Shadowing(), Shadowing(made=1),
+])
+def test_defaults_renames_and_dict_subclasses_follow_marshmallow(record):
+    schema = Defaults()
+    same(compiled_dump(schema)(record), schema.dump(record))
+
+
+class WithHook(Schema):
+    value = fields.String()
+
+    from marshmallow import post_dump
+
+    @post_dump
+    def shout(self, data, **_kwargs):
+        return {k: v.upper() for k, v in data.items()}
+
+
+class Dotted(Schema):
+    inner = fields.String(attribute="a.b")
+
+
+class Custom(fields.Field):
+    def _serialize(self, value, attr, obj, **kwargs):
+        return "custom"
+
+
+@pytest.mark.parametrize("schema", [WithHook(), Dotted(), type(
+    "CustomSchema", (Schema,), {"value": Custom()})()])
+def test_what_a_plan_cannot_reproduce_keeps_marshmallows_dump(schema):
+    assert compiled_dump(schema) is None
