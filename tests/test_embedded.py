@@ -185,3 +185,35 @@ def test_a_write_by_key_reads_no_other_document(monkeypatch):
     locked.delete_one({"_id": "k10"})
     assert [d["n"] for d in locked.find({"_id": {"$gte": "k07"}}, sort=[("_id", 1)],
                                         limit=3)] == [1, 2, 3]
+
+
+MATCHED_DOCS = [
+    {"_id": "a"}, {"_id": "b", "team": "x"}, {"_id": "c", "team": "y"},
+    {"_id": "d", "team": ["x", "z"]}, {"_id": "e", "team": []}, {"_id": "f", "team": None},
+    {"_id": "g", "team": 1}, {"_id": "h", "team": {"x": 1}}, {"_id": "i", "team": [["x"]]},
+    {"_id": "j", "team": "x", "_deleting": True}, {"_id": "k", "team": "x", "_deleting": None},
+]
+MATCHED_QUERIES = [
+    {}, {"team": "x"}, {"team": ""}, {"team": {"$exists": True}}, {"team": {"$exists": False}},
+    {"team": "x", "_deleting": {"$exists": False}}, {"_id": "b", "team": "x"},
+    {"_id": {"$gt": "b"}, "team": "x"}, {"_id": {"$gt": "b", "$gte": "c"}},
+    {"_id": {"$gt": 1}}, {"team": {"$exists": 1}}, {"team.x": 1}, {"team": {"$ne": "x"}},
+    {"team": 1}, {"$or": [{"team": "x"}]},
+]
+
+
+@pytest.mark.parametrize("walked", [False, True])
+@pytest.mark.parametrize("query", MATCHED_QUERIES)
+def test_the_direct_matcher_agrees_with_mongomock(query, walked):
+    """Every document against every query; on a walk, `_id` bounds are the
+    walk's own, so only documents inside them are asked about."""
+    from mongomock_ng.filtering import filter_applies
+
+    from inventory.store.embedded import _id_bounds, _matcher
+    lower, lower_inclusive, upper, upper_inclusive = _id_bounds(query)
+    matches = _matcher(query, walked=walked)
+    for document in MATCHED_DOCS:
+        if walked and lower is not None and not (
+                document["_id"] >= lower if lower_inclusive else document["_id"] > lower):
+            continue
+        assert matches(document) == filter_applies(query, document), document

@@ -13,9 +13,11 @@ each match before it sorts, so a page or a read by key costs the whole
 collection. The two reads the store makes most, one record by `_id` and a
 page in `_id` order, are answered here the way MongoDB answers them with its
 `_id` index: straight to the document, or walking the keys in order from
-the page's lower bound and stopping at the limit. The filter is still
-evaluated by mongomock's own matcher, document by document, so the answers
-are the same (tests/test_embedded.py compares them).
+the page's lower bound and stopping at the limit. The conditions the store
+puts on every read (equality to a string, `$exists`) are checked here
+directly; any other filter is evaluated by mongomock's own matcher,
+document by document, so the answers are the same (tests/test_embedded.py
+compares them).
 
 Writes. mongomock finds the documents a write touches by scanning them all,
 and checks every unique index against every document after each change. A
@@ -39,6 +41,8 @@ _READS = frozenset({"count_documents", "estimated_document_count", "index_inform
                     "list_indexes", "distinct", "name", "full_name", "database"})
 _ID_ORDER = [("_id", 1)]
 _KEYED_UPDATES = frozenset({"$set", "$unset"})
+_CONTAINERS = (dict, list)
+_ABSENT = object()
 
 
 def _plain_inclusion(projection):
@@ -50,13 +54,59 @@ def _plain_inclusion(projection):
 
 def _copy(value):
     """A copy of a stored document: its containers are dicts and lists, and
-    everything else in it is immutable (a plain recursion is several times
-    faster than copy.deepcopy)."""
+    everything else in it is immutable (a plain recursion that skips the
+    leaves is several times faster than copy.deepcopy)."""
     if isinstance(value, dict):
-        return {key: _copy(inner) for key, inner in value.items()}
+        return {key: _copy(inner) if isinstance(inner, _CONTAINERS) else inner
+                for key, inner in value.items()}
     if isinstance(value, list):
-        return [_copy(inner) for inner in value]
+        return [_copy(inner) if isinstance(inner, _CONTAINERS) else inner for inner in value]
     return value
+
+
+def _walked_bounds(condition):
+    """Whether an `_id` condition is only the bounds a walk applies itself."""
+    return isinstance(condition, dict) and len(condition) <= 2 and all(
+        operator in ("$gt", "$gte", "$lt", "$lte") and isinstance(value, str)
+        for operator, value in condition.items()) and not (
+        {"$gt", "$gte"} <= condition.keys() or {"$lt", "$lte"} <= condition.keys())
+
+
+def _matcher(query, walked=False):
+    """A function telling whether a document matches `query`, as mongomock's
+    matcher would. The store's usual conditions, top-level fields equal to a
+    string or `{"$exists": bool}` (and, on a walk, `_id` bounds it applies
+    itself), are checked directly; any other query, and a document holding
+    an array where a string is asked for, go to mongomock."""
+    def mongomock(document):
+        return filter_applies(query, document)
+    checks = []
+    for field, condition in query.items():
+        if field.startswith("$") or "." in field:
+            return mongomock
+        if walked and field == "_id" and _walked_bounds(condition):
+            continue
+        if isinstance(condition, str):
+            checks.append((field, condition, None))
+        elif isinstance(condition, dict) and condition.keys() == {"$exists"} \
+                and isinstance(condition["$exists"], bool):
+            checks.append((field, None, condition["$exists"]))
+        else:
+            return mongomock
+
+    def plain(document):
+        for field, value, exists in checks:
+            if exists is None:
+                found = document.get(field, _ABSENT)
+                if found.__class__ is not str:
+                    # an array matches if it holds the value: mongomock's rules
+                    return mongomock(document) if isinstance(found, list) else False
+                if found != value:
+                    return False
+            elif (field in document) is not exists:
+                return False
+        return True
+    return plain
 
 
 def _project(document, projection):
@@ -130,9 +180,9 @@ class LockedCollection:
             key = self._key_of(filter) if _plain_inclusion(projection) else None
             if key is None:
                 return self._collection.find_one(filter, projection)
-            documents = self._documents()
+            documents, matches = self._documents(), _matcher(filter)
             for candidate in key:
-                if candidate in documents and filter_applies(filter, documents[candidate]):
+                if candidate in documents and matches(documents[candidate]):
                     return _project(documents[candidate], projection)
             return None
 
@@ -172,9 +222,9 @@ class LockedCollection:
             keys = None if kwargs else self._keys_by_id(filter)
             if keys is None:
                 return self._unkeyed_delete_one(filter, **kwargs)
-            documents = self._documents()
+            documents, matches = self._documents(), _matcher(filter)
             for key in keys:
-                if key in documents and filter_applies(filter, documents[key]):
+                if key in documents and matches(documents[key]):
                     del documents[key]
                     self._forget(key)
                     return DeleteResult({"n": 1, "ok": 1.0}, acknowledged=True)
@@ -212,9 +262,9 @@ class LockedCollection:
         fields = {path.split(".")[0] for changes in update.values() for path in changes}
         if "_id" in fields or fields & self._unique_fields():
             return None  # mongomock checks what a unique index needs checked
-        documents, changed = self._documents(), []
+        documents, changed, matches = self._documents(), [], _matcher(filter)
         for key in keys:
-            if key in documents and filter_applies(filter, documents[key]):
+            if key in documents and matches(documents[key]):
                 before = documents[key]
                 after = _updated(before, update)
                 if after is None:
@@ -294,12 +344,12 @@ class LockedCollection:
         start = 0
         if lower is not None:
             start = (bisect.bisect_left if lower_inclusive else bisect.bisect_right)(keys, lower)
-        documents, found = self._documents(), []
+        documents, found, matches = self._documents(), [], _matcher(query, walked=True)
         for index in range(start, len(keys)):
             key = keys[index]
             if upper is not None and (key > upper if upper_inclusive else key >= upper):
                 break
-            if key in documents and filter_applies(query, documents[key]):
+            if key in documents and matches(documents[key]):
                 if skip:
                     skip -= 1
                     continue
