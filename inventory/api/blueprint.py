@@ -1,5 +1,6 @@
 """The Blueprint every resource module uses: flask-smorest's, with the
-service's strict argument parser and answers dumped by compiled plans."""
+service's strict argument parser, schemas made once, and answers dumped by
+compiled plans."""
 import flask_smorest
 from flask_smorest.utils import resolve_schema_instance
 
@@ -9,6 +10,11 @@ from inventory.api.parser import StrictParser
 
 class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = StrictParser()
+
+    def arguments(self, schema, *args, **kwargs):
+        """flask-smorest's `arguments`, with one schema instance made here:
+        given a class, webargs would make a new instance for every request."""
+        return super().arguments(resolve_schema_instance(schema), *args, **kwargs)
 
     def response(self, status_code, schema=None, **kwargs):
         """flask-smorest's `response`, dumping with the schema's compiled plan
