@@ -82,7 +82,15 @@ def collect(app):
 def current_operation():
     """The declaration of the operation this request calls, or None (no such
     route or method, or a route that is not an operation)."""
-    if request.url_rule is None:
-        return None
-    method = "GET" if request.method == "HEAD" else request.method
-    return current_app.extensions["inventory.operations"].get((request.endpoint, method))
+    current = request._get_current_object()
+    try:
+        return current.inventory_operation  # looked up once per request
+    except AttributeError:
+        pass
+    declared = None
+    if current.url_rule is not None:
+        method = "GET" if current.method == "HEAD" else current.method
+        declared = current_app.extensions["inventory.operations"].get(
+            (current.endpoint, method))
+    current.inventory_operation = declared
+    return declared

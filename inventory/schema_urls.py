@@ -6,7 +6,10 @@ the configured `ALLOWED_HOSTS` may appear in a generated URL: any other host
 is refused (400) before the request does anything, and its error body names
 its schema by a relative URL, never by the forged host.
 """
+import functools
+
 from flask import current_app, g, request
+from werkzeug.sansio.utils import get_current_url
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
@@ -30,13 +33,20 @@ def host_allowed(host, allowed):
     return False
 
 
-def request_host_allowed():
-    return host_allowed(request.host, current_app.config["ALLOWED_HOSTS"])
+@functools.lru_cache(maxsize=256)  # bounded: the Host header is the client's choice
+def _base_url(scheme, host, allowed):
+    """`scheme://host/` (as werkzeug's `host_url` makes it) when `host` is
+    allowed, else "/": the same few answers every request, so kept."""
+    return get_current_url(scheme, host) if host_allowed(host, allowed) else "/"
 
 
 def base_url():
     """`scheme://host/` of this request, or "/" when its host is not allowed."""
-    return request.host_url if request_host_allowed() else "/"
+    return _base_url(request.scheme, request.host, tuple(current_app.config["ALLOWED_HOSTS"]))
+
+
+def request_host_allowed():
+    return base_url() != "/"
 
 
 def schema_url(name):
