@@ -1,20 +1,36 @@
-"""The service against a bare-Flask baseline, in one run.
+"""The service against two floors, in one run.
 
-For each size N it seeds the embedded store with N records per collection,
-starts the service under gunicorn (one worker, gunicorn.conf.py as the
-Procfile uses it) and beside it a bare Flask app that answers the same routes
-with the service's own answers, captured once. It drives both with the same
-load (wrk, installed from Debian's packages when it can be; else a Python
-client), alternating which goes first, and prints per route the median over
-the rounds of requests/s, p50 and p99 latency, and service/baseline.
+For each size N it seeds the embedded store with N records per collection and
+starts three servers, each under gunicorn with gunicorn.conf.py as the
+Procfile runs it (the threaded worker, one process, keep-alive):
 
-    scripts/bench [--sizes 100,1000,10000] [--rounds 3] [--duration 3]
+- service: the service itself (bench/seeded_app.py);
+- framework: a minimal flask-smorest app dumping the service's answers, held
+  in memory, with the service's schemas (bench/framework_app.py): the floor
+  the framework sets;
+- bare: bare Flask sending the service's answers as captured bytes
+  (bench/baseline_app.py): the floor Flask and gunicorn set.
+
+The floors' answers are the service's, captured once per size; the
+framework's are checked equal to them (as JSON) before any load. All three
+get the same load (wrk with one connection kept alive, installed from
+Debian's packages when it can be; else a Python client on one kept-alive
+connection), the order of the three rotating each round. Per route it prints
+the medians over the rounds of requests/s, p50 and p99 latency, the
+requests/s ratios service/bare, service/framework and framework/bare, and
+whether the service's p99 is within 3x its p50; at the end, the targets and
+the growth of each route's p50 with N. The report goes to --out too.
+
+    scripts/bench [--sizes 100,1000,10000,100000] [--rounds 7] [--duration 3]
+                  [--out bench/latest.txt]
 """
 import argparse
+import datetime
 import http.client
 import json
 import os
 import re
+import shlex
 import shutil
 import socket
 import statistics
@@ -22,51 +38,98 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
+from urllib.parse import quote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GUNICORN = os.path.join(os.path.dirname(sys.executable), "gunicorn")
 
+# Each server's gunicorn app; the order of a round rotates from this one.
+SERVERS = {"service": "bench.seeded_app:app",
+           "framework": "bench.framework_app:create_app()",
+           "bare": "bench.baseline_app:app"}
+FILTER = 'environment="production" AND version<"1.30"'
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+# The targets (issue 12), judged at TARGET_N: a route's service/bare
+# requests/s at least this much...
+RATIO_TARGETS = {"GET list, limit 20": 0.35, "GET one platform": 0.65,
+                 "GET one cluster by id": 0.65, "POST a scan": 0.45}
+TARGET_N = 100
+MAX_TAIL = 3.0  # ...p99 at most this many times p50, for every route...
+MAX_GROWTH = 1.3  # ...and p50 at the largest N at most this many times p50 at the smallest
 
 
-def call(port, method, path, body=None, token=None):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    headers = {"Content-Type": "application/json"}
+# --- HTTP -------------------------------------------------------------------
+
+def free_ports(count):
+    """`count` distinct free ports (all held open while chosen, so none repeats)."""
+    probes = [socket.socket() for _ in range(count)]
+    try:
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [probe.getsockname()[1] for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
+
+
+def headers(token=None, host=None):
+    sent = {"Content-Type": "application/json"}
     if token:
-        headers["Authorization"] = f"Bearer {token}"
-    connection.request(method, path, body=body, headers=headers)
-    response = connection.getresponse()
-    data = response.read()
-    connection.close()
-    return response.status, data
+        sent["Authorization"] = f"Bearer {token}"
+    if host:  # the floors are checked as if asked for the service's host
+        sent["Host"] = host
+    return sent
 
 
-def start(module, port, env):
+def call(port, method, path, body=None, token=None, host=None):
+    """One request on its own connection: (status, body bytes)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        connection.request(method, path, body=body, headers=headers(token, host))
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def start(app, port, env):
+    """`app` under gunicorn with gunicorn.conf.py, once it answers /healthz."""
     process = subprocess.Popen(
-        [GUNICORN, "-c", os.path.join(ROOT, "gunicorn.conf.py"), module],
+        [GUNICORN, "-c", os.path.join(ROOT, "gunicorn.conf.py"), app],
         cwd=ROOT, env={**os.environ, **env, "PORT": str(port), "WEB_CONCURRENCY": "1",
                        "GUNICORN_TIMEOUT": "300"},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
         try:
             if call(port, "GET", "/healthz")[0] == 200:
                 return process
         except OSError:
             time.sleep(0.2)
     process.kill()
-    raise SystemExit(f"{module} did not start")
+    raise SystemExit(f"{app} did not start")
 
+
+def stop(processes):
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+# --- load -------------------------------------------------------------------
 
 def ensure_wrk():
     if shutil.which("wrk"):
         return shutil.which("wrk")
     if shutil.which("apt-get") and os.geteuid() == 0:
-        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], capture_output=True,
+        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], capture_output=True, check=False,
                        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
     return shutil.which("wrk")
 
@@ -80,6 +143,8 @@ def _ms(text):
 
 
 def measure_wrk(wrk, port, route, token, duration, workdir):
+    """(requests/s, p50 ms, p99 ms) of `route` for `duration` seconds: wrk,
+    one thread, one connection (kept alive, as wrk does)."""
     command = [wrk, "-t1", "-c1", f"-d{int(duration)}s", "--latency",
                "-H", f"Authorization: Bearer {token}"]
     if route["method"] == "POST":
@@ -89,40 +154,56 @@ def measure_wrk(wrk, port, route, token, duration, workdir):
                       'wrk.headers["Content-Type"] = "application/json"\n')
         command += ["-s", script]
     run = subprocess.run(command + [f"http://127.0.0.1:{port}{route['path']}"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, check=False)
     output = run.stdout
     if "Requests/sec" not in output or "Non-2xx" in output or "Socket errors" in output:
         raise SystemExit(f"wrk failed on {route['name']} at port {port}:\n{output}{run.stderr}")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
-    p50 = _ms(re.search(r"^\s+50%\s+(\S+)$", output, re.M).group(1))
-    p99 = _ms(re.search(r"^\s+99%\s+(\S+)$", output, re.M).group(1))
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)$", output, re.MULTILINE).group(1))
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)$", output, re.MULTILINE).group(1))
     return rps, p50, p99
 
 
 def measure_python(port, route, token, duration):
+    """As measure_wrk, with a Python client on one kept-alive connection."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     latencies, end = [], time.monotonic() + duration
-    while time.monotonic() < end:
-        started = time.perf_counter()
-        call(port, route["method"], route["path"], route.get("body"), token)
-        latencies.append((time.perf_counter() - started) * 1000)
+    try:
+        while time.monotonic() < end:
+            started = time.perf_counter()
+            connection.request(route["method"], route["path"], body=route.get("body"),
+                               headers=headers(token))
+            response = connection.getresponse()
+            response.read()
+            latencies.append((time.perf_counter() - started) * 1000)
+            if not 200 <= response.status < 300:
+                raise SystemExit(f"{route['name']} at port {port}: status {response.status}")
+    finally:
+        connection.close()
     latencies.sort()
     return (len(latencies) / duration, latencies[len(latencies) // 2],
             latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))])
 
 
-def discover_routes(port, token, n):
-    """The bench's routes on this estate, with a continue token at 90% depth."""
-    status, body = call(port, "GET", "/kubeclusters?limit=1", token=token)
-    first = json.loads(body)["results"][0]
-    status, body = call(port, "GET", "/kubeplatforms?limit=1", token=token)
-    platform = json.loads(body)["results"][0]["name"]
-    depth, seen, token_90 = int(n * 0.9), 0, ""
+# --- routes and answers -----------------------------------------------------
+
+def discover_routes(fetch, n):
+    """The bench's routes on this estate. `fetch(method, path, body=None)`
+    asks the service: (status, body bytes).
+
+    The page at 90% depth continues a page the service served: the token is
+    found by walking the list 100 records at a time (at N=100,000, 900
+    pages: a few seconds)."""
+    first = json.loads(fetch("GET", "/kubeclusters?limit=1")[1])["results"][0]
+    platform = json.loads(fetch("GET", "/kubeplatforms?limit=1")[1])["results"][0]["name"]
+    depth, seen, deep_token = int(n * 0.9), 0, ""
     while seen < depth:
-        limit = min(100, depth - seen)
-        query = f"/kubeclusters?limit={limit}" + (f"&continue={token_90}" if token_90 else "")
-        page = json.loads(call(port, "GET", query, token=token)[1])
+        query = f"/kubeclusters?limit={min(100, depth - seen)}"
+        if deep_token:
+            query += f"&continue={quote(deep_token, safe='')}"
+        page = json.loads(fetch("GET", query)[1])
         seen += len(page["results"])
-        token_90 = page["pagination"]["continue"]
+        deep_token = page["pagination"]["continue"]
     return [
         {"name": "GET list, limit 20", "method": "GET", "path": "/kubeclusters?limit=20"},
         {"name": "GET list, limit 100", "method": "GET", "path": "/kubeclusters?limit=100"},
@@ -131,91 +212,276 @@ def discover_routes(port, token, n):
         {"name": "POST a scan", "method": "POST", "path": f"/kubeclusters/{first['name']}/scans",
          "body": '{"scanned_on": 1700000000}'},
         {"name": "GET page at 90% depth", "method": "GET",
-         "path": f"/kubeclusters?limit=20&continue={token_90}"},
+         "path": f"/kubeclusters?limit=20&continue={quote(deep_token, safe='')}"},
+        {"name": "GET filtered page", "method": "GET",
+         "path": f"/kubeclusters?limit=20&filter={quote(FILTER, safe='')}"},
     ]
 
 
-def bench_size(n, rounds, duration, wrk):
-    workdir = tempfile.mkdtemp(prefix="inventory-bench-")
-    token_file = os.path.join(workdir, "token")
-    service_port, baseline_port = free_port(), free_port()
-    started = time.monotonic()
-    service = start("bench.seeded_app:app", service_port,
-                    {"BENCH_N": str(n), "BENCH_TOKEN_FILE": token_file})
-    seeded_in = time.monotonic() - started
-    baseline = None
-    try:
-        with open(token_file) as secret:
-            token = secret.read().strip()
-        routes = discover_routes(service_port, token, n)
-        bodies = {}
-        for route in routes:
-            status, body = call(service_port, route["method"], route["path"], route.get("body"), token)
-            assert 200 <= status < 300, (route, status, body[:300])
-            bodies[f"{route['method']} {route['path']}"] = [status, body.decode()]
-        bodies_file = os.path.join(workdir, "bodies.json")
-        with open(bodies_file, "w") as out:
-            json.dump(bodies, out)
-        baseline = start("bench.baseline_app:app", baseline_port, {"BENCH_BODIES": bodies_file})
+def answer_key(route):
+    """How the floors find a route's answer: "METHOD path?query"."""
+    return f"{route['method']} {route['path']}"
 
-        def measure(port, route, seconds):
+
+def capture(routes, fetch):
+    """The service's answers to the routes: answer_key -> [status, body text]."""
+    answers = {}
+    for route in routes:
+        status, body = fetch(route["method"], route["path"], route.get("body"))
+        if not 200 <= status < 300:
+            raise SystemExit(f"the service answered {status} to {route['name']}: {body[:300]!r}")
+        answers[answer_key(route)] = [status, body.decode()]
+    return answers
+
+
+def check_same(routes, answers, fetch, who):
+    """Stop unless `fetch` answers every route as the service did (status,
+    and the body as JSON: `$schema` URLs and continue tokens included)."""
+    for route in routes:
+        status, body = fetch(route["method"], route["path"], route.get("body"))
+        expected_status, expected_body = answers[answer_key(route)]
+        if status != expected_status or json.loads(body) != json.loads(expected_body):
+            raise SystemExit(f"{who} does not answer {route['name']} as the service does:\n"
+                             f"  service: {expected_status} {expected_body[:600]}\n"
+                             f"  {who}: {status} {body[:600].decode(errors='replace')}")
+
+
+def records_in(answer):
+    """How many records an answer holds (a list page's results, else 1)."""
+    body = json.loads(answer[1])
+    return len(body["results"]) if "results" in body else 1
+
+
+# --- one size ---------------------------------------------------------------
+
+@dataclass
+class SizeRun:
+    """One size: its routes, the records each answer holds, every round's figures."""
+
+    n: int
+    routes: list
+    records: dict  # route name -> records in its answer
+    results: dict = field(default_factory=dict)  # (route name, server) -> [(r/s, p50, p99)]
+    notes: str = ""
+
+
+def rotation(round_):
+    """The servers' order in a round: each round starts one further on."""
+    names = list(SERVERS)
+    shift = round_ % len(names)
+    return names[shift:] + names[:shift]
+
+
+def run_rounds(size, measure, rounds, duration):
+    """Warm every server up on every route, then `rounds` rotating rounds."""
+    for route in size.routes:
+        for server in SERVERS:
+            measure(server, route, 1)
+    for round_ in range(rounds):
+        for route in size.routes:
+            for server in rotation(round_):
+                size.results.setdefault((route["name"], server), []).append(
+                    measure(server, route, duration))
+
+
+class Servers:
+    """The three servers of one size, each on its own port, and the bench's
+    token; `stop()` ends them."""
+
+    def __init__(self, workdir):
+        self.workdir, self.processes, self.token = workdir, [], None
+        self.ports = dict(zip(SERVERS, free_ports(len(SERVERS))))
+
+    def start(self, server, env):
+        self.processes.append(start(SERVERS[server], self.ports[server], env))
+
+    def fetcher(self, server):
+        """`fetch(method, path, body=None)` on `server`, for the service's
+        host: the floors then make the same `$schema` URLs as the service."""
+        host = f"127.0.0.1:{self.ports['service']}"
+        return lambda method, path, body=None: call(self.ports[server], method, path, body,
+                                                    self.token, host)
+
+    def measurer(self, wrk):
+        """`measure(server, route, seconds)`: (requests/s, p50 ms, p99 ms)."""
+        def measure(server, route, seconds):
             if wrk:
-                return measure_wrk(wrk, port, route, token, seconds, workdir)
-            return measure_python(port, route, token, seconds)
+                return measure_wrk(wrk, self.ports[server], route, self.token, seconds,
+                                   self.workdir)
+            return measure_python(self.ports[server], route, self.token, seconds)
+        return measure
 
-        targets = {"service": service_port, "baseline": baseline_port}
-        for route in routes:  # warm up both
-            for port in targets.values():
-                measure(port, route, 1)
-        results = {(r["name"], t): [] for r in routes for t in targets}
-        for round_ in range(rounds):
-            order = ["service", "baseline"] if round_ % 2 == 0 else ["baseline", "service"]
-            for route in routes:
-                for target in order:
-                    results[(route["name"], target)].append(measure(targets[target], route, duration))
-        return routes, results, seeded_in
+    def stop(self):
+        stop(self.processes)
+
+
+def start_service(servers, n):
+    """The service on N seeded records; a note of how long it took."""
+    state_file, started = os.path.join(servers.workdir, "state.json"), time.monotonic()
+    servers.start("service", {"BENCH_N": str(n), "BENCH_STATE_FILE": state_file})
+    with open(state_file) as state_json:
+        state = json.load(state_json)
+    servers.token = state["token"]
+    return (f"service up in {time.monotonic() - started:.1f} s "
+            f"(seeding {state['seeded_in']:.1f} s)")
+
+
+def start_floors(servers, routes, answers):
+    """The framework and bare floors on the service's answers, each checked
+    to answer every route as the service did."""
+    bodies_file = os.path.join(servers.workdir, "bodies.json")
+    with open(bodies_file, "w") as out:
+        json.dump(answers, out)
+    for server in ("framework", "bare"):
+        servers.start(server, {"BENCH_BODIES": bodies_file})
+        check_same(routes, answers, servers.fetcher(server), server)
+
+
+def bench_size(n, rounds, duration, wrk):
+    """Seed N, start the three servers, check the floors' answers, load them."""
+    workdir = tempfile.mkdtemp(prefix="inventory-bench-")
+    servers = Servers(workdir)
+    try:
+        notes = start_service(servers, n)
+        started = time.monotonic()
+        routes = discover_routes(servers.fetcher("service"), n)
+        notes += f"; 90% token found in {time.monotonic() - started:.1f} s"
+        answers = capture(routes, servers.fetcher("service"))
+        start_floors(servers, routes, answers)
+        size = SizeRun(n, routes, {r["name"]: records_in(answers[answer_key(r)]) for r in routes},
+                       notes=notes + "; the floors' answers equal the service's")
+        run_rounds(size, servers.measurer(wrk), rounds, duration)
+        return size
     finally:
-        for process in (service, baseline):
-            if process is not None:
-                process.terminate()
-                process.wait(timeout=30)
+        servers.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+# --- report -----------------------------------------------------------------
+
+class Report:
+    """Prints lines as they come and keeps them for the --out file."""
+
+    def __init__(self):
+        self.lines = []
+
+    def __call__(self, text=""):
+        text = text.rstrip()
+        print(text, flush=True)
+        self.lines.append(text)
+
+    def write(self, path):
+        with open(path, "w") as out:
+            out.write("\n".join(self.lines) + "\n")
 
 
 def median_of(samples):
     return tuple(statistics.median(s[i] for s in samples) for i in range(3))
 
 
-def report(n, routes, results, seeded_in, load):
-    print(f"\nN = {n} records per collection (seeded in {seeded_in:.1f} s); load: {load}")
-    print(f"{'route':<24}{'service r/s':>12}{'p50 ms':>9}{'p99 ms':>9}"
-          f"{'baseline r/s':>14}{'p50 ms':>9}{'p99 ms':>9}{'ratio':>8}")
-    medians = {}
-    for route in routes:
-        service = median_of(results[(route["name"], "service")])
-        baseline = median_of(results[(route["name"], "baseline")])
-        medians[route["name"]] = service
-        print(f"{route['name']:<24}{service[0]:>12.0f}{service[1]:>9.2f}{service[2]:>9.2f}"
-              f"{baseline[0]:>14.0f}{baseline[1]:>9.2f}{baseline[2]:>9.2f}"
-              f"{service[0] / baseline[0]:>8.2f}")
-    first, deep = medians["GET list, limit 20"], medians["GET page at 90% depth"]
-    print(f"depth: the page at 90% takes {deep[1] / first[1]:.2f}x the first page's p50 "
-          f"({deep[1]:.2f} ms vs {first[1]:.2f} ms)")
+def verdict(value, target, at_least):
+    """"meets", or by how much `value` misses `target`."""
+    if (value >= target) if at_least else (value <= target):
+        return "meets"
+    return f"misses by {abs(value - target):.2f}"
+
+
+def medians(size):
+    """(route name, server) -> median (r/s, p50, p99)."""
+    return {key: median_of(samples) for key, samples in size.results.items()}
+
+
+def report_size(out, size, load):
+    out(f"\nN = {size.n:,} records per collection; load: {load}")
+    out(f"({size.notes})")
+    group = "{:-^24}"
+    out(f"{'':<29}" + "".join(f"  {group.format(f' {s} ')}" for s in SERVERS)
+        + f"  {'---- r/s ratios ----':<21}  service")
+    out(f"{'route':<24}{'recs':>5}" + "  {:>7}{:>8}{:>9}".format("r/s", "p50 ms", "p99 ms") * 3
+        + f"  {'s/b':>5}{'s/f':>8}{'f/b':>8}  p99/p50 <= {MAX_TAIL:g}")
+    figures = medians(size)
+    for route in size.routes:
+        name = route["name"]
+        service, framework, bare = (figures[(name, s)] for s in SERVERS)
+        tail = service[2] / service[1]
+        out(f"{name:<24}{size.records[name]:>5}"
+            + "".join(f"  {rps:>7.0f}{p50:>8.2f}{p99:>9.2f}" for rps, p50, p99
+                      in (service, framework, bare))
+            + f"  {service[0] / bare[0]:>5.2f}{service[0] / framework[0]:>8.2f}"
+              f"{framework[0] / bare[0]:>8.2f}  {tail:.2f} {'yes' if tail <= MAX_TAIL else 'no'}")
+    first, deep = figures[("GET list, limit 20", "service")], \
+        figures[("GET page at 90% depth", "service")]
+    out(f"depth: the service's page at 90% takes {deep[1] / first[1]:.2f}x its first page's "
+        f"p50 ({deep[1]:.2f} ms vs {first[1]:.2f} ms)")
+
+
+def report_targets(out, size):
+    """The N=100 targets, each figure next to its target."""
+    figures = medians(size)
+    out(f"\nTargets at N = {size.n:,} (service/bare is of requests/s):")
+    for name, target in RATIO_TARGETS.items():
+        ratio = figures[(name, "service")][0] / figures[(name, "bare")][0]
+        out(f"  {name:<24} service/bare {ratio:>5.2f}  target >= {target:.2f}  "
+            f"{verdict(ratio, target, at_least=True)}")
+    for route in size.routes:
+        _, p50, p99 = figures[(route["name"], "service")]
+        out(f"  {route['name']:<24} p99/p50      {p99 / p50:>5.2f}  target <= {MAX_TAIL:.2f}  "
+            f"{verdict(p99 / p50, MAX_TAIL, at_least=False)}")
+
+
+def report_growth(out, sizes):
+    """Each route's service p50 at every N over its p50 at the smallest."""
+    smallest, largest = sizes[0].n, sizes[-1].n
+    out(f"\nGrowth: the service's p50 at N over its p50 at N = {smallest:,} "
+        f"(target: at N = {largest:,}, <= {MAX_GROWTH:g})")
+    out(f"{'route':<24}" + "".join(f"{size.n:>10,}" for size in sizes) + "  target")
+    for route in sizes[0].routes:
+        name = route["name"]
+        p50s = [medians(size)[(name, "service")][1] for size in sizes]
+        growth = [p50 / p50s[0] for p50 in p50s]
+        out(f"{name:<24}" + "".join(f"{g:>10.2f}" for g in growth)
+            + f"  {verdict(growth[-1], MAX_GROWTH, at_least=False):<16}"
+            + records_change(name, sizes[0], sizes[-1]))
+
+
+def records_change(name, small, large):
+    """A note when a route's answer holds fewer records at the smallest N (a
+    page near the end, a filter with few matches): part of its growth is then
+    the answer's size, not the estate's."""
+    before, after = small.records[name], large.records[name]
+    if before == after:
+        return ""
+    return f"(answer: {before} records at {small.n:,}, {after} at {large.n:,})"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="100,1000,10000")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--sizes", default="100,1000,10000,100000")
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--duration", type=int, default=3)
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "latest.txt"),
+                        help="where the report goes (a short run: not bench/latest.txt)")
     args = parser.parse_args()
+    if args.rounds < 1 or args.duration < 1:
+        parser.error("--rounds and --duration must be at least 1")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
+        parser.error(f"--out: no directory for {args.out}")  # before a long run, not after
+    sizes = sorted(int(s) for s in args.sizes.split(","))
     wrk = ensure_wrk()
-    load = "wrk, 1 thread, 1 connection" if wrk else "Python client, 1 connection"
-    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}; "
-          f"{args.rounds} alternating rounds of {args.duration:g} s per route; medians shown")
-    for n in (int(s) for s in args.sizes.split(",")):
-        routes, results, seeded_in = bench_size(n, args.rounds, args.duration, wrk)
-        report(n, routes, results, seeded_in, load)
+    load = ("wrk, 1 thread, 1 kept-alive connection" if wrk
+            else "Python client, 1 kept-alive connection")
+    out = Report()
+    out(f"# scripts/bench {shlex.join(sys.argv[1:])}  ({datetime.datetime.now():%Y-%m-%d %H:%M}, "
+        f"{os.cpu_count()}-core machine, python {sys.version.split()[0]})")
+    out(f"rounds: {args.rounds} of {args.duration:g} s per route and server, the servers' "
+        "order rotating each round; medians shown")
+    runs = []
+    for n in sizes:
+        runs.append(bench_size(n, args.rounds, args.duration, wrk))
+        report_size(out, runs[-1], load)
+    report_targets(out, next((run for run in runs if run.n == TARGET_N), runs[0]))
+    report_growth(out, runs)
+    out.write(args.out)
 
 
 if __name__ == "__main__":

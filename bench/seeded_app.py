@@ -1,13 +1,17 @@
 """The service as the Procfile runs it, on an embedded store seeded with
-BENCH_N records per collection; the bench's writer token goes to
-BENCH_TOKEN_FILE. Served by gunicorn: `gunicorn bench.seeded_app:app`."""
+BENCH_N records per collection. The bench's writer token and the seeding's
+duration go to BENCH_STATE_FILE (JSON). Served by gunicorn:
+`gunicorn bench.seeded_app:app`."""
+import json
 import os
+import time
 
 from app import create_app
 from bench.seeding import seed
 from inventory.config import Config
 
 app = create_app(Config())
+_started = time.monotonic()
 _secret = seed(app.extensions["inventory.store"], int(os.environ.get("BENCH_N", "100")))
-with open(os.environ["BENCH_TOKEN_FILE"], "w") as token_file:
-    token_file.write(_secret)
+with open(os.environ["BENCH_STATE_FILE"], "w") as state_file:
+    json.dump({"token": _secret, "seeded_in": time.monotonic() - _started}, state_file)

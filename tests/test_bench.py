@@ -1,4 +1,8 @@
-"""The bench's own estate is one the service serves correctly."""
+"""The bench's own estate is one the service serves correctly, and its
+framework floor answers as the service does."""
+import pytest
+
+from bench import framework_app, run
 from bench.seeding import seed
 from tests.conftest import client_with
 
@@ -12,3 +16,26 @@ def test_bench_seeding_makes_records_the_service_serves(app, store):
     assert len(reader.get("/kubeclusters", query_string={"filter": 'version<"1.29"'}
                           ).get_json()["results"]) == 6
     assert reader.post(f"/kubeclusters/{first['name']}/scans", json={}).status_code == 201
+
+
+def _fetch(client):
+    """The bench's `fetch(method, path, body)` on a Flask test client."""
+    def fetch(method, path, body=None):
+        response = client.open(path, method=method, data=body, content_type="application/json")
+        return response.status_code, response.data
+    return fetch
+
+
+def test_framework_floor_answers_every_bench_route_as_the_service_does(app, store):
+    service = _fetch(client_with(app, seed(store, 30)))
+    routes = run.discover_routes(service, 30)
+    answers = run.capture(routes, service)
+    filtered = next(r for r in routes if r["name"] == "GET filtered page")
+    assert run.records_in(answers[run.answer_key(filtered)]) > 0  # the seeding has matches
+    framework = _fetch(framework_app.create_app(answers).test_client())
+    run.check_same(routes, answers, framework, "framework")
+    # ...and the check sees a difference: here, another continue token
+    deep = run.answer_key(next(r for r in routes if r["name"] == "GET page at 90% depth"))
+    altered = {**answers, deep: [200, answers[deep][1].replace('"continue":"', '"continue":"x')]}
+    with pytest.raises(SystemExit, match="GET page at 90% depth"):
+        run.check_same(routes, altered, framework, "framework")
