@@ -83,6 +83,19 @@ def _start():
     g.started = time.perf_counter()
 
 
+_SERIES = {}  # (method, route, status) -> its two series: finite, as the label sets are
+
+
+def _series(method, route, status):
+    """The request counter and latency histogram of these labels, looked
+    up once (prometheus_client's `labels()` takes a lock each time)."""
+    found = _SERIES.get((method, route, status))
+    if found is None:
+        found = _SERIES[(method, route, status)] = (
+            REQUESTS.labels(method, route, str(status)), LATENCY.labels(method, route))
+    return found
+
+
 def _finish(response):
     response.headers["X-Request-ID"] = request_id()
     duration = time.perf_counter() - g.get("started", time.perf_counter())
@@ -90,8 +103,9 @@ def _finish(response):
     # Label values come from fixed sets only: any method name a client makes
     # up would otherwise be a new time series, kept for the process's life.
     method = request.method if request.method in KNOWN_METHODS else "other"
-    REQUESTS.labels(method, route, str(response.status_code)).inc()
-    LATENCY.labels(method, route).observe(duration)
+    counter, histogram = _series(method, route, response.status_code)
+    counter.inc()
+    histogram.observe(duration)
     principal = g.get("principal")
     log.info("%s %s %s", request.method, request.path, response.status_code, extra={
         "request_id": request_id(), "method": request.method, "path": request.path,

@@ -89,6 +89,21 @@ def test_last_used_on_is_recorded(app, client, make_token):
     assert client.get(f"/tokens/{made['id']}").get_json()["last_used_on"].endswith("Z")
 
 
+@pytest.mark.parametrize("seconds_ago, rewritten", [(10, False), (50, False), (70, True),
+                                                     (86_400, True)])
+def test_last_used_on_is_written_at_most_once_a_minute(app, store, make_token,
+                                                       seconds_ago, rewritten):
+    from datetime import datetime, timedelta, timezone
+
+    from inventory.ids import rfc3339
+    made = make_token("reader")
+    earlier = rfc3339(datetime.now(timezone.utc) - timedelta(seconds=seconds_ago))
+    store.db.tokens.update_one({"_id": made["id"]}, {"$set": {"last_used_on": earlier}})
+    assert client_with(app, made["token"]).get("/organizations").status_code == 200
+    after = store.db.tokens.find_one({"_id": made["id"]})["last_used_on"]
+    assert (after != earlier) is rewritten
+
+
 def test_audit_fields_name_the_token_not_what_the_client_sent(app, as_role, inventory):
     platform = inventory.platform()
     writer = as_role("writer")

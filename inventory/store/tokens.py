@@ -6,6 +6,7 @@ to brute-force), and the lookup by hash reveals nothing about other tokens.
 import hashlib
 import hmac
 import secrets
+import time
 from datetime import datetime, timedelta, timezone
 
 from inventory.errors import InvalidReference, NotAllowed
@@ -70,12 +71,18 @@ class TokenStore(ResourceStore):
         self._touch(doc)
         return self.to_api(doc)
 
+    _stale = (None, "")  # (this second, the last_used_on older than which is rewritten)
+
     def _touch(self, doc):
-        now = datetime.now(timezone.utc)
         last = doc.get("last_used_on")
-        if last is None or last < rfc3339(now - LAST_USED_PRECISION):
+        second, stale = self._stale
+        if second != int(time.time()):  # formatted once a second, not once a request
+            second = int(time.time())
+            stale = rfc3339(datetime.fromtimestamp(second, timezone.utc) - LAST_USED_PRECISION)
+            self._stale = (second, stale)
+        if last is None or last < stale:
             self.collection.update_one({"_id": doc["_id"]},
-                                       {"$set": {"last_used_on": rfc3339(now)}})
+                                       {"$set": {"last_used_on": now_rfc3339()}})
 
     def revoke(self, key, scope=None):
         self.delete(key, scope=scope)
