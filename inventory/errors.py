@@ -104,3 +104,11 @@ class BadContinuation(ServiceError):
     def __init__(self, detail, token):
         super().__init__(detail)
         self.token = token
+
+
+class BadOrdering(ServiceError):
+    """An `order_by` that is not the grammar, or not an ordering the list serves."""
+
+    def __init__(self, detail, text):
+        super().__init__(detail)
+        self.text = text

@@ -1,4 +1,4 @@
-"""Continuation tokens: signed, opaque, bound to one list and one filter."""
+"""Continuation tokens: signed, opaque, bound to one list, filter and order."""
 import hashlib
 import secrets
 
@@ -11,10 +11,11 @@ from inventory.errors import BadContinuation
 class ContinuationTokens:
     """Makes and checks `continue` tokens.
 
-    A token carries the last key of the page it continues, the list it belongs
-    to (say `kubeclusters/k8scl_.../scans`) and a digest of the filter. It is
-    signed (HMAC-SHA256), so a client can neither forge a position nor replay a
-    token on another list or with another filter.
+    A token carries where the page it continues stopped (the last record's
+    key, or its order key: its sort values and key), the list it belongs to
+    (say `kubeclusters/k8scl_.../scans`), a digest of the filter and the
+    order. It is signed (HMAC-SHA256), so a client can neither forge a
+    position nor replay a token on another list, filter or order.
     """
 
     def __init__(self, key_source):
@@ -32,14 +33,14 @@ class ContinuationTokens:
     def _filter_digest(filter_text):
         return hashlib.sha256((filter_text or "").encode()).hexdigest()[:16]
 
-    def encode(self, list_key, filter_text, after):
-        return self._signer().dumps([list_key, self._filter_digest(filter_text), after])
+    def encode(self, list_key, filter_text, after, order=""):
+        return self._signer().dumps([list_key, self._filter_digest(filter_text), after, order])
 
-    def decode(self, token, list_key, filter_text):
-        """The key the token continues after; a 422 at `query.continue` if it
-        is not a token of this list and filter."""
+    def decode(self, token, list_key, filter_text, order=""):
+        """Where the token continues after; a 422 at `query.continue` if it
+        is not a token of this list, filter and order (`order_by`, canonical)."""
         try:
-            token_list, digest, after = self._signer().loads(token)
+            token_list, digest, after, token_order = self._signer().loads(token)
         except (BadData, ValueError, TypeError):
             raise BadContinuation("Not a continuation token of this service (malformed or "
                                   "tampered with).", token) from None
@@ -48,6 +49,9 @@ class ContinuationTokens:
         if digest != self._filter_digest(filter_text):
             raise BadContinuation("The token was made with another filter; "
                                 "pass the same filter with it.", token)
+        if token_order != order:
+            raise BadContinuation(f"The token was made with order_by={token_order or '(none)'!r}; "
+                                  "pass the same order_by with it.", token)
         if not isinstance(after, str):
             raise BadContinuation("Not a continuation token of this service.", token)
         return after

@@ -1,6 +1,7 @@
 """A cluster, provisioned by a platform."""
 from marshmallow import fields, validate
 
+from inventory.ordering import CLUSTERS
 from inventory.versions import VERSION_RE
 from schemas.common import BodySchema, audit_fields, envelope, list_args, request_schema
 from schemas.fields import Labels, Slug, Text
@@ -48,4 +49,4 @@ KubeClusterPatchSchema = request_schema(
 KubeClusterListSchema = envelope("KubeClusterList", KubeClusterSchema)
 KubeClusterListArgsSchema = list_args("KubeClusterList", [
     'environment="production" AND version<"1.30"', "labels:team", 'labels.team="core"',
-    'version="1.31*"', "last_scanned_on<1763800000"])
+    'version="1.31*"', "last_scanned_on<1763800000"], CLUSTERS)

@@ -13,6 +13,7 @@ from functools import cached_property
 
 from marshmallow import Schema, fields, missing, post_load, pre_load, validate
 
+from inventory.ordering import MAX_ORDER_BY
 from inventory.schema_urls import describe
 
 DEFAULT_LIMIT = 20
@@ -166,8 +167,17 @@ exists. Versions compare as versions (`version<"1.30"`), timestamps as RFC
 1,000 records, so it may be short: follow `continue` until it is empty."""
 
 
-def list_args(name, filter_examples):
-    """The query arguments of one list, with filter examples that list accepts."""
+ORDER_BY_DESCRIPTION = """Order of the results (Google AIP-132): fields
+separated by commas, each optionally followed by `desc`. This list can be
+ordered by {orderings}. Ties are broken by the record's key; absent, the
+list is in key order. Versions sort as versions, timestamps as instants,
+and a missing value (`last_scanned_on` before the first scan) first, or
+last with `desc`. A page costs the same at any depth."""
+
+
+def list_args(name, filter_examples, orderings):
+    """The query arguments of one list, with filter examples that list
+    accepts, and the orderings (inventory.ordering.Orderings) it serves."""
     return type(f"{name}ArgsSchema", (Schema,), {
         "limit": fields.Integer(
             validate=validate.Range(min=0, max=MAX_LIMIT),
@@ -182,6 +192,11 @@ def list_args(name, filter_examples):
         "filter": fields.String(
             validate=validate.Length(max=2000),
             metadata={"description": FILTER_DESCRIPTION, "examples": filter_examples}),
+        "order_by": fields.String(
+            validate=validate.Length(max=MAX_ORDER_BY),
+            metadata={"description": ORDER_BY_DESCRIPTION.format(
+                orderings=orderings.describe()).replace("\n", " "),
+                "examples": orderings.examples()}),
     })
 
 

@@ -1,6 +1,7 @@
 """An organization: one customer."""
 from marshmallow import fields
 
+from inventory.ordering import ORGANIZATIONS
 from schemas.common import BodySchema, audit_fields, envelope, list_args, request_schema
 from schemas.fields import Text
 
@@ -23,4 +24,4 @@ OrganizationCreateSchema = request_schema(OrganizationSchema, "OrganizationCreat
 OrganizationPatchSchema = request_schema(OrganizationSchema, "OrganizationPatch", change=True)
 OrganizationListSchema = envelope("OrganizationList", OrganizationSchema)
 OrganizationListArgsSchema = list_args("OrganizationList", [
-    'title="Acme*"', 'created_on>="2026-11-01T00:00:00Z"', 'NOT description=""'])
+    'title="Acme*"', 'created_on>="2026-11-01T00:00:00Z"', 'NOT description=""'], ORGANIZATIONS)

@@ -2,6 +2,7 @@
 from marshmallow import Schema, fields, validate
 
 from inventory.ids import ORG_ID_RE
+from inventory.ordering import PLATFORMS
 from schemas.common import BodySchema, audit_fields, envelope, list_args, request_schema
 from schemas.fields import Slug, Text
 
@@ -48,4 +49,4 @@ KubePlatformPatchSchema = request_schema(KubePlatformSchema, "KubePlatformPatch"
 KubePlatformListSchema = envelope("KubePlatformList", KubePlatformSchema)
 KubePlatformListArgsSchema = list_args("KubePlatformList", [
     'control_plane.provider="eks" AND infrastructure.cloud.provider="aws"',
-    'organization="org_0192f4a0-0000-7000-8000-000000000000"', 'name="acme-*"'])
+    'organization="org_0192f4a0-0000-7000-8000-000000000000"', 'name="acme-*"'], PLATFORMS)

@@ -1,6 +1,7 @@
 """A scan of a cluster."""
 from marshmallow import fields, validate
 
+from inventory.ordering import SCANS
 from schemas.common import BodySchema, envelope, list_args, request_schema
 
 MAX_SCANNED_ON = 253402300799  # 9999-12-31T23:59:59Z
@@ -23,4 +24,4 @@ class KubeClusterScanSchema(BodySchema):
 KubeClusterScanCreateSchema = request_schema(KubeClusterScanSchema, "KubeClusterScanCreate")
 KubeClusterScanListSchema = envelope("KubeClusterScanList", KubeClusterScanSchema)
 KubeClusterScanListArgsSchema = list_args("KubeClusterScanList", [
-    "scanned_on>=1763800000", "scanned_on>=1763800000 AND scanned_on<1764400000"])
+    "scanned_on>=1763800000", "scanned_on>=1763800000 AND scanned_on<1764400000"], SCANS)

@@ -2,6 +2,7 @@
 from marshmallow import fields, validate
 
 from inventory.ids import ORG_ID_RE
+from inventory.ordering import TOKENS
 from inventory.roles import ROLES
 from schemas.common import (
     BodySchema,
@@ -47,4 +48,6 @@ class NewTokenSchema(TokenSchema):
 TokenCreateSchema = request_schema(TokenSchema, "TokenCreate", required=("name", "role"),
                                    defaults={"organization": None})
 TokenListSchema = envelope("TokenList", TokenSchema)
-TokenListArgsSchema = list_args("TokenList", ['role="admin"', 'organization="org_0192f4a0-0000-7000-8000-000000000000"'])
+TokenListArgsSchema = list_args(
+    "TokenList", ['role="admin"', 'organization="org_0192f4a0-0000-7000-8000-000000000000"'],
+    TOKENS)

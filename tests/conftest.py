@@ -131,8 +131,10 @@ def walk(client, path, **params):
     """Every record of a list, page by page. Unfiltered, no page but the last
     is short; filtered, a page may be short or empty (it examined its bound
     of records) yet carry a token."""
-    records, token, pages = [], None, 0
+    records, token, pages, seen = [], None, 0, set()
     while True:
+        assert token not in seen, "a token came back again: the walk would never end"
+        seen.add(token)
         query = dict(params, **({"continue": token} if token else {}))
         response = client.get(path, query_string=query)
         assert response.status_code == 200, response.get_json()

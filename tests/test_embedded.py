@@ -209,9 +209,9 @@ def test_the_direct_matcher_agrees_with_mongomock(query, walked):
     walk's own, so only documents inside them are asked about."""
     from mongomock_ng.filtering import filter_applies
 
-    from inventory.store.embedded import _id_bounds, _matcher
-    lower, lower_inclusive, upper, upper_inclusive = _id_bounds(query)
-    matches = _matcher(query, walked=walked)
+    from inventory.store.embedded import _bounds, _matcher
+    lower, lower_inclusive, upper, upper_inclusive = _bounds(query)
+    matches = _matcher(query, walked="_id" if walked else None)
     for document in MATCHED_DOCS:
         if walked and lower is not None and not (
                 document["_id"] >= lower if lower_inclusive else document["_id"] > lower):

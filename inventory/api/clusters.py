@@ -2,11 +2,12 @@
 from flask import url_for
 from flask.views import MethodView
 
+from inventory.api.blueprint import Blueprint
 from inventory.api.common import cluster_key, list_page
 from inventory.api.conditional import if_match, read, with_etag
-from inventory.api.blueprint import Blueprint
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
+from inventory.ordering import CLUSTERS
 from inventory.store import get_store
 from schemas.clusters import (
     KubeClusterCreateSchema,
@@ -29,7 +30,8 @@ class KubeClusters(MethodView):
     @operation("listKubeClusters", role="reader", errors=(422,))
     def get(self, args):
         """List clusters, in name order"""
-        return list_page("kubeclusters", args, get_store().clusters.list)
+        return list_page("kubeclusters", args, get_store().clusters.list,
+                         CLUSTERS)
 
     @blp.arguments(KubeClusterCreateSchema)
     @blp.response(201, KubeClusterSchema)

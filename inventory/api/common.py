@@ -59,19 +59,24 @@ def token_key(value):
     return PATH_KEYS["token"].check("token", value)
 
 
-def list_page(list_key, args, fetch):
-    """The list envelope for `fetch(tree, after, limit, scope) -> Page`.
+def list_page(list_key, args, fetch, orderings):
+    """The list envelope for `fetch(tree, after, limit, scope, ordering,
+    backwards) -> Page`, where `orderings` are the list's declared ones.
 
     `list_key` names the list; the continuation token is bound to it, to the
-    filter and to the caller's organization scope.
+    filter, to the order and to the caller's organization scope.
     """
     limit = args.get("limit") or DEFAULT_LIMIT  # 0 means the default, never "no limit"
     filter_text = args.get("filter") or None
     tree = filtering.parse(filter_text) if filter_text else None
+    order_text = args.get("order_by") or None
+    ordering, backwards = orderings.resolve(order_text) if order_text else (None, False)
+    order = "" if ordering is None else (ordering.reversed() if backwards else ordering).text
     scope = current_scope()
     list_key = f"{list_key}@{scope or '*'}"
     token = args.get("continue_")
-    after = tokens().decode(token, list_key, filter_text) if token else None
-    page = fetch(tree, after, limit, scope)
-    next_token = tokens().encode(list_key, filter_text, page.next_after) if page.next_after else ""
+    after = tokens().decode(token, list_key, filter_text, order) if token else None
+    page = fetch(tree, after, limit, scope, ordering, backwards)
+    next_token = tokens().encode(list_key, filter_text, page.next_after, order) \
+        if page.next_after else ""
     return {"results": page.records, "pagination": {"continue_": next_token}}

@@ -2,11 +2,12 @@
 from flask import url_for
 from flask.views import MethodView
 
+from inventory.api.blueprint import Blueprint
 from inventory.api.common import list_page, org_key
 from inventory.api.conditional import if_match, read, with_etag
-from inventory.api.blueprint import Blueprint
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
+from inventory.ordering import ORGANIZATIONS
 from inventory.store import get_store
 from schemas.common import DeleteArgsSchema
 from schemas.organizations import (
@@ -29,7 +30,8 @@ class Organizations(MethodView):
         """List organizations, in id (creation) order
 
         A token scoped to an organization sees only that one."""
-        return list_page("organizations", args, get_store().organizations.list)
+        return list_page("organizations", args, get_store().organizations.list,
+                         ORGANIZATIONS)
 
     @blp.arguments(OrganizationCreateSchema)
     @blp.response(201, OrganizationSchema)

@@ -2,11 +2,12 @@
 from flask import url_for
 from flask.views import MethodView
 
+from inventory.api.blueprint import Blueprint
 from inventory.api.common import list_page, platform_key
 from inventory.api.conditional import if_match, read, with_etag
-from inventory.api.blueprint import Blueprint
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
+from inventory.ordering import PLATFORMS
 from inventory.store import get_store
 from schemas.common import DeleteArgsSchema
 from schemas.platforms import (
@@ -30,7 +31,8 @@ class KubePlatforms(MethodView):
     @operation("listKubePlatforms", role="reader", errors=(422,))
     def get(self, args):
         """List platforms, in name order"""
-        return list_page("kubeplatforms", args, get_store().platforms.list)
+        return list_page("kubeplatforms", args, get_store().platforms.list,
+                         PLATFORMS)
 
     @blp.arguments(KubePlatformCreateSchema)
     @blp.response(201, KubePlatformSchema)

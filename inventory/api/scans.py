@@ -2,11 +2,12 @@
 from flask import url_for
 from flask.views import MethodView
 
+from inventory.api.blueprint import Blueprint
 from inventory.api.common import cluster_key, list_page, scan_key
 from inventory.api.conditional import read, with_etag
-from inventory.api.blueprint import Blueprint
 from inventory.auth import current_scope
 from inventory.operations import operation
+from inventory.ordering import SCANS
 from inventory.store import get_store
 from schemas.scans import (
     KubeClusterScanCreateSchema,
@@ -30,8 +31,10 @@ class KubeClusterScans(MethodView):
         cluster_id = store.clusters.get(cluster_key(cluster), current_scope())["id"]
         return list_page(f"kubeclusters/{cluster_id}/scans", args,
                          # the scope was applied when looking the cluster up
-                         lambda tree, after, limit, _scope: store.scans.list_of_cluster(
-                             cluster_id, tree, after, limit))
+                         lambda tree, after, limit, _scope, ordering, backwards:
+                         store.scans.list_of_cluster(cluster_id, tree, after, limit,
+                                                     ordering, backwards),
+                         SCANS)
 
     @blp.arguments(KubeClusterScanCreateSchema, required=False)  # no body: scanned now
     @blp.response(201, KubeClusterScanSchema)

@@ -2,10 +2,11 @@
 from flask import url_for
 from flask.views import MethodView
 
-from inventory.api.common import list_page, token_key
 from inventory.api.blueprint import Blueprint
+from inventory.api.common import list_page, token_key
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
+from inventory.ordering import TOKENS
 from inventory.store import get_store
 from schemas.tokens import (
     NewTokenSchema,
@@ -26,7 +27,8 @@ class Tokens(MethodView):
     @operation("listTokens", role="admin", errors=(422,))
     def get(self, args):
         """List tokens (never their secrets)"""
-        return list_page("tokens", args, get_store().tokens.list)
+        return list_page("tokens", args, get_store().tokens.list,
+                         TOKENS)
 
     @blp.arguments(TokenCreateSchema)
     @blp.response(201, NewTokenSchema)

@@ -118,9 +118,17 @@ class Store:
         self.scans.clusters = self.clusters
 
     def create_indexes(self):
+        """Every index the queries need, and the order keys they index."""
         for name, indexes in INDEXES.items():
             for keys, options in indexes:
                 self.db[name].create_index(keys, **options)
+        for resource in self.listed():
+            for keys in resource.order_indexes():
+                resource.collection.create_index(keys)
+            resource.add_missing_order_keys()
+
+    def listed(self):
+        return (self.organizations, self.platforms, self.clusters, self.scans, self.tokens)
 
     def ping(self):
         self.db.command("ping")

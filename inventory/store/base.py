@@ -43,12 +43,12 @@ from inventory.errors import (
     StaleRevision,
 )
 from inventory.ids import now_rfc3339
+from inventory.store.order_keys import order_key
 from inventory.store.query import FilterCompiler
 
 DELETING = "_deleting"
 LIVE = {DELETING: {"$exists": False}}
 REVISION = "_rev"  # changes with every write: the record's ETag
-ID_ORDER = [("_id", 1)]
 
 # A filtered page reads at most this many records (in key order, from where
 # the last page stopped): a filter that matches rarely, or one no index
@@ -143,6 +143,57 @@ class ResourceStore:
     def stored_name(self, field):
         return "_id" if field == self.key_field else field
 
+    # -- orderings ----------------------------------------------------------
+    # Each declared ordering (inventory.ordering) is walked on one stored
+    # field: the key itself when it orders by the key, else an order key
+    # (inventory.store.order_keys) that every write keeps up to date.
+
+    orderings = None  # inventory.ordering.Orderings of this list
+
+    def order_field(self, ordering):
+        """The stored field a declared ordering walks."""
+        if ordering is None or ordering.fields == ((self.key_field, False),):
+            return "_id"
+        return "_order_" + "__".join(name.replace(".", "_") + ("_desc" if descending else "")
+                                     for name, descending in ordering.fields)
+
+    def kept_orderings(self):
+        """[(ordering, stored field)] of the orderings kept in an order key."""
+        declared = self.orderings.declared if self.orderings else ()
+        return [(o, self.order_field(o)) for o in declared if self.order_field(o) != "_id"]
+
+    def order_fields(self, doc, changed=None):
+        """{stored field: order key} of `doc` for the orderings kept in a
+        field (only those involving a field of `changed`, if given)."""
+        keys = {}
+        for ordering, field in self.kept_orderings():
+            if changed is not None and not {name for name, _ in ordering.fields} & set(changed):
+                continue
+            keys[field] = order_key(doc, [(self.stored_name(name), self.filter_fields[name],
+                                           descending) for name, descending in ordering.fields])
+        return keys
+
+    def order_indexes(self):
+        """The indexes the order keys need: each alone, and after the
+        organization for scoped callers, whose pages are within one."""
+        for _, field in self.kept_orderings():
+            yield [(field, 1)]
+            if self.scope_field not in (None, "_id"):
+                yield [(self.scope_field, 1), (field, 1)]
+
+    def add_missing_order_keys(self):
+        """Give records written before an ordering was declared its order
+        key (run by `create-indexes`, so at each release); how many."""
+        fields = [field for _, field in self.kept_orderings()]
+        if not fields:
+            return 0
+        done = 0
+        for doc in self.collection.find({"$or": [{f: {"$exists": False}} for f in fields]}):
+            done += self.collection.update_one(
+                {"_id": doc["_id"], REVISION: doc.get(REVISION)},
+                {"$set": self.order_fields(doc)}).modified_count
+        return done
+
     def key_filter(self, key):
         """The query that finds the record addressed by `key` in a path."""
         return {"_id": key}
@@ -186,51 +237,63 @@ class ResourceStore:
         """Whether the record `doc` was read from is still there and unmarked."""
         return self.collection.find_one(all_of(self.identity(doc), LIVE), {"_id": 1}) is not None
 
-    def list(self, tree, after, limit, scope=None):
-        """A page of records matching the parsed filter `tree` (None: all)."""
+    def list(self, tree, after, limit, scope=None, ordering=None, backwards=False):
+        """A page of records matching the parsed filter `tree` (None: all),
+        in a declared `ordering` (None: key order), `backwards` for its reverse."""
         return self.find_page(self.compile_filter(tree), after, limit,
-                              scope_query=self.scope_filter(scope))
+                              scope_query=self.scope_filter(scope),
+                              field=self.order_field(ordering), backwards=backwards)
 
     def compile_filter(self, tree):
         return self.filter_compiler.compile(tree) if tree is not None else {}
 
-    def find_page(self, query, after, limit, lower=None, upper=None, scope_query=None):
-        """One page in `_id` order: an index range, `limit + 1` read to learn
-        whether another page follows. Never a skip from the start, never a
-        count. With a filter, the range is cut at the MAX_EXAMINED-th key: a
-        page that reaches it before `limit` matches ends there, short."""
-        bounds = {}
-        start = max((k for k in (after, lower) if k is not None), default=None)
-        if start is not None:
-            bounds["$gt"] = start
-        if upper is not None:
-            bounds["$lt"] = upper
+    def find_page(self, query, after, limit, lower=None, upper=None, scope_query=None,
+                  field="_id", backwards=False):
+        """One page in the order of `field` (`_id` or an order key; descending
+        when `backwards`): an index range from where the last page stopped
+        (`after`, exclusive) within `lower`..`upper` (exclusive), `limit + 1`
+        read to learn whether another page follows. Never a skip from the
+        start, never a count. With a filter, the range is cut at the
+        MAX_EXAMINED-th value: a page that reaches it before `limit` matches
+        ends there, short."""
+        if backwards:
+            near, far = min((k for k in (after, upper) if k is not None), default=None), lower
+            near_op, far_op, window_op = "$lt", "$gt", "$gte"
+        else:
+            near, far = max((k for k in (after, lower) if k is not None), default=None), upper
+            near_op, far_op, window_op = "$gt", "$lt", "$lte"
+        bounds = {op: value for op, value in ((near_op, near), (far_op, far)) if value is not None}
         window_end = None
         if query:
-            window_end = self._window_end(all_of(scope_query, {"_id": bounds} if bounds else None))
-            if window_end is not None:
-                bounds["$lte"] = window_end
-        query = all_of(scope_query, query, {"_id": bounds} if bounds else None, LIVE)
-        docs = list(self.collection.find(query, sort=ID_ORDER, limit=limit + 1))
+            window_end = self._window_end(
+                all_of(scope_query, {field: bounds} if bounds else None), field, backwards)
+            if window_end is not None:  # inside the range, so it replaces the far bound
+                bounds.pop(far_op, None)
+                bounds[window_op] = window_end
+        query = all_of(scope_query, query, {field: bounds} if bounds else None, LIVE)
+        docs = list(self.collection.find(query, sort=[(field, -1 if backwards else 1)],
+                                         limit=limit + 1))
         if len(docs) > limit:
             docs = docs[:limit]
-            next_after = docs[-1]["_id"]
+            next_after = docs[-1][field]
         else:  # all matches up to the window's end are here: go on after it
             next_after = window_end
         return Page([self.to_api(d) for d in docs], next_after)
 
-    def _window_end(self, range_query):
-        """The MAX_EXAMINED-th key of `range_query` in `_id` order, when more
-        keys follow it; else None (the rest fits in one window). A covered
-        index read: keys only, as many as the window holds, at any depth."""
-        keys = list(self.collection.find(range_query, {"_id": 1}, sort=ID_ORDER,
+    def _window_end(self, range_query, field, backwards):
+        """The MAX_EXAMINED-th value of `field` in `range_query`, walking its
+        order, when more follow it; else None (the rest fits in one window).
+        A covered index read: values only, as many as the window holds."""
+        keys = list(self.collection.find(range_query, {field: 1},
+                                         sort=[(field, -1 if backwards else 1)],
                                          skip=MAX_EXAMINED - 1, limit=2))
-        return keys[0]["_id"] if len(keys) == 2 else None
+        return keys[0][field] if len(keys) == 2 else None
 
     # -- writes -----------------------------------------------------------
 
     def insert(self, doc):
         doc.setdefault(REVISION, new_revision())
+        doc.update(self.order_fields(doc))
         try:
             self.collection.insert_one(doc)
         except DuplicateKeyError:
@@ -275,6 +338,8 @@ class ResourceStore:
             self.check_merged(_merged(current, sets, unsets))
             written = {**sets, "last_modified_by": principal, "last_modified_on": now_rfc3339(),
                        REVISION: new_revision()}
+            # the order keys of the record as written, from the very revision read
+            written.update(self.order_fields(_merged(current, written, unsets)))
             update = {"$set": written, **({"$unset": unsets} if unsets else {})}
             doc = self.collection.find_one_and_update(
                 all_of(self.identity(current), {REVISION: current.get(REVISION)}, LIVE), update,

@@ -11,9 +11,11 @@ threads, and so do the concurrency tests.
 Keys. mongomock evaluates every query against every document and copies
 each match before it sorts, so a page or a read by key costs the whole
 collection. The two reads the store makes most, one record by `_id` and a
-page in `_id` order, are answered here the way MongoDB answers them with its
-`_id` index: straight to the document, or walking the keys in order from
-the page's lower bound and stopping at the limit. The conditions the store
+page in the order of one field (`_id`, or an order key: see
+inventory/store/order_keys.py), are answered here the way MongoDB answers
+them with an index: straight to the document, or walking the field's values
+in order (forwards or backwards) from the page's bound and stopping at the
+limit. The conditions the store
 puts on every read (equality to a string, `$exists`) are checked here
 directly; any other filter is evaluated by mongomock's own matcher,
 document by document, so the answers are the same (tests/test_embedded.py
@@ -39,7 +41,6 @@ from pymongo.results import DeleteResult, UpdateResult
 _LOCK = threading.RLock()
 _READS = frozenset({"count_documents", "estimated_document_count", "index_information",
                     "list_indexes", "distinct", "name", "full_name", "database"})
-_ID_ORDER = [("_id", 1)]
 _KEYED_UPDATES = frozenset({"$set", "$unset"})
 _CONTAINERS = (dict, list)
 _ABSENT = object()
@@ -65,26 +66,26 @@ def _copy(value):
 
 
 def _walked_bounds(condition):
-    """Whether an `_id` condition is only the bounds a walk applies itself."""
+    """Whether a condition is only the string bounds a walk applies itself."""
     return isinstance(condition, dict) and len(condition) <= 2 and all(
         operator in ("$gt", "$gte", "$lt", "$lte") and isinstance(value, str)
         for operator, value in condition.items()) and not (
         {"$gt", "$gte"} <= condition.keys() or {"$lt", "$lte"} <= condition.keys())
 
 
-def _matcher(query, walked=False):
+def _matcher(query, walked=None):
     """A function telling whether a document matches `query`, as mongomock's
     matcher would. The store's usual conditions, top-level fields equal to a
-    string or `{"$exists": bool}` (and, on a walk, `_id` bounds it applies
-    itself), are checked directly; any other query, and a document holding
-    an array where a string is asked for, go to mongomock."""
+    string or `{"$exists": bool}` (and the bounds on the `walked` field, which
+    a walk applies itself), are checked directly; any other query, and a
+    document holding an array where a string is asked for, go to mongomock."""
     def mongomock(document):
         return filter_applies(query, document)
     checks = []
     for field, condition in query.items():
         if field.startswith("$") or "." in field:
             return mongomock
-        if walked and field == "_id" and _walked_bounds(condition):
+        if field == walked and _walked_bounds(condition):
             continue
         if isinstance(condition, str):
             checks.append((field, condition, None))
@@ -116,9 +117,9 @@ def _project(document, projection):
     return _copy(document)
 
 
-def _id_bounds(query):
-    """(lower, lower inclusive, upper, upper inclusive) of a string `_id` range."""
-    condition = query.get("_id")
+def _bounds(query, field="_id"):
+    """(lower, lower inclusive, upper, upper inclusive) of a string range on `field`."""
+    condition = query.get(field)
     if not isinstance(condition, dict):
         return None, False, None, False
     lower = condition.get("$gt", condition.get("$gte"))
@@ -157,19 +158,25 @@ class LockedCollection:
 
     def __init__(self, collection):
         self._collection = collection
-        # every `_id`, in order, and {value: [_id, ...]} for indexed fields:
-        # kept up to date by inserts and writes by key, rebuilt after others
+        # every `_id`, in order; {field: [(value, _id), ...] in order} for the
+        # fields pages have been sorted by; {value: [_id, ...]} for indexed
+        # fields: kept up to date by inserts and writes by key, rebuilt after others
         self._keys = None
+        self._sorted = {}
         self._by_field = {}
 
     def find(self, filter=None, projection=None, sort=None, limit=0, skip=0, **kwargs):
-        """A list, read inside the lock; pages in `_id` order walk the keys
-        (skipping `skip` matches first, as a filtered page's window does)."""
+        """A list, read inside the lock. A page sorted by one field walks
+        that field's values in order, forwards or backwards (skipping `skip`
+        matches first, as a filtered page's window does)."""
         with _LOCK:
-            if sort == _ID_ORDER and limit > 0 and not kwargs and _plain_inclusion(projection):
-                keys = self._ordered_keys()
-                if keys is not None:
-                    return self._walk(keys, filter or {}, projection, limit, skip)
+            if isinstance(sort, list) and len(sort) == 1 and sort[0][1] in (1, -1) \
+                    and limit > 0 and not kwargs and _plain_inclusion(projection):
+                field, direction = sort[0]
+                entries = self._ordered_keys() if field == "_id" else self._ordered(field)
+                if entries is not None:
+                    return self._walk(entries, field, direction == -1, filter or {},
+                                      projection, limit, skip)
             return list(self._collection.find(filter, projection, sort=sort, limit=limit,
                                               skip=skip, **kwargs))
 
@@ -225,8 +232,7 @@ class LockedCollection:
             documents, matches = self._documents(), _matcher(filter)
             for key in keys:
                 if key in documents and matches(documents[key]):
-                    del documents[key]
-                    self._forget(key)
+                    self._forget(key, documents.pop(key))
                     return DeleteResult({"n": 1, "ok": 1.0}, acknowledged=True)
             return DeleteResult({"n": 0, "ok": 1.0}, acknowledged=True)
 
@@ -244,6 +250,8 @@ class LockedCollection:
             for field, lookup in self._by_field.items():
                 if lookup is not None and isinstance(document.get(field), str):
                     lookup.setdefault(document[field], []).append(key)
+            for field in list(self._sorted):
+                self._resort(field, key, None, document.get(field))
             return result
 
     def _keys_by_id(self, query):
@@ -275,18 +283,42 @@ class LockedCollection:
                     break
         for field in fields & set(self._by_field):
             del self._by_field[field]  # values changed: looked up anew when next needed
+        for before, after in changed:
+            for field in fields & set(self._sorted):
+                self._resort(field, before["_id"], before.get(field), after.get(field))
         return changed
 
     def _unique_fields(self):
         return {name for info in self._collection.index_information().values()
                 if info.get("unique") for name, _ in info["key"]}
 
-    def _forget(self, key):
+    def _forget(self, key, document):
         if self._keys is not None:
             index = bisect.bisect_left(self._keys, key)
             if index < len(self._keys) and self._keys[index] == key:
                 del self._keys[index]
         self._by_field = {}
+        for field in list(self._sorted):
+            self._resort(field, key, document.get(field), None)
+
+    def _resort(self, field, key, before, after):
+        """Keep `field`'s order as one document's value goes from `before`
+        to `after` (None: absent). An order holds string values only: a
+        document without one makes it unknown until it is next needed."""
+        entries = self._sorted.get(field)
+        if entries is None:
+            return
+        if not isinstance(after, str) and (after is not None or key in self._documents()):
+            del self._sorted[field]  # a live document without a string value
+            return
+        if before == after:
+            return
+        if isinstance(before, str):
+            index = bisect.bisect_left(entries, (before, key))
+            if index < len(entries) and entries[index] == (before, key):
+                del entries[index]
+        if isinstance(after, str):
+            bisect.insort(entries, (after, key))
 
     def __getattr__(self, name):
         if name.startswith("_unkeyed_"):  # mongomock's own, caches dropped as for any write
@@ -331,6 +363,19 @@ class LockedCollection:
             self._by_field[field] = lookup
         return self._by_field[field]
 
+    def _ordered(self, field):
+        """[(value, _id), ...] in order, when every document has a string
+        `field`; else None (mongomock sorts, as it orders missing values)."""
+        if field not in self._sorted:
+            entries = [(document.get(field), document["_id"])
+                       for document in self._documents().values()]
+            if not all(isinstance(value, str) and isinstance(key, str)
+                       for value, key in entries):
+                return None
+            entries.sort()
+            self._sorted[field] = entries
+        return self._sorted[field]
+
     def _ordered_keys(self):
         if self._keys is None:
             keys = [document["_id"] for document in self._documents().values()]
@@ -339,15 +384,30 @@ class LockedCollection:
             self._keys = sorted(keys)
         return self._keys
 
-    def _walk(self, keys, query, projection, limit, skip=0):
-        lower, lower_inclusive, upper, upper_inclusive = _id_bounds(query)
-        start = 0
-        if lower is not None:
-            start = (bisect.bisect_left if lower_inclusive else bisect.bisect_right)(keys, lower)
-        documents, found, matches = self._documents(), [], _matcher(query, walked=True)
-        for index in range(start, len(keys)):
-            key = keys[index]
-            if upper is not None and (key > upper if upper_inclusive else key >= upper):
+    def _walk(self, entries, field, backwards, query, projection, limit, skip=0):
+        """The page of `query` in `field` order: from the bound the query
+        sets on `field`, through `entries` (the `_id`s, or (value, _id)
+        pairs), to the limit or the other bound."""
+        lower, lower_inclusive, upper, upper_inclusive = _bounds(query, field)
+        by_id = field == "_id"
+        value_of = None if by_id else (lambda entry: entry[0])
+        if backwards:
+            stop = len(entries) if upper is None else (
+                bisect.bisect_right if upper_inclusive else bisect.bisect_left)(
+                entries, upper, key=value_of)
+            indexes = range(stop - 1, -1, -1)
+        else:
+            start = 0 if lower is None else (
+                bisect.bisect_left if lower_inclusive else bisect.bisect_right)(
+                entries, lower, key=value_of)
+            indexes = range(start, len(entries))
+        documents, found, matches = self._documents(), [], _matcher(query, walked=field)
+        for index in indexes:
+            value, key = (entries[index], entries[index]) if by_id else entries[index]
+            if backwards:
+                if lower is not None and (value < lower if lower_inclusive else value <= lower):
+                    break
+            elif upper is not None and (value > upper if upper_inclusive else value >= upper):
                 break
             if key in documents and matches(documents[key]):
                 if skip:
@@ -366,7 +426,7 @@ class LockedCollection:
         def locked(*args, **kwargs):
             with _LOCK:
                 if name not in _READS:  # a write may add, remove or change keys
-                    self._keys, self._by_field = None, {}
+                    self._keys, self._sorted, self._by_field = None, {}, {}
                 return attribute(*args, **kwargs)
         return locked
 

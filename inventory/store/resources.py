@@ -2,6 +2,7 @@
 import secrets
 import time
 
+from inventory import ordering
 from inventory.errors import InvalidRecord, InvalidReference, NotAllowed, NotFound
 from inventory.ids import new_id
 from inventory.labels import MAX_LABELS
@@ -26,6 +27,7 @@ class OrganizationStore(ResourceStore):
     child_field = "organization"
     scope_field = "_id"
     filter_fields = {"id": "string", "title": "string", "description": "string", **AUDIT_FIELDS}
+    orderings = ordering.ORGANIZATIONS
     tokens = None  # the token collection, set by Store
 
     def create(self, body, principal, scope=None):
@@ -61,6 +63,7 @@ class PlatformStore(ResourceStore):
     filter_fields = {"name": "string", "organization": "string", "title": "string",
                      "description": "string", "control_plane.provider": "string",
                      "infrastructure.cloud.provider": "string", **AUDIT_FIELDS}
+    orderings = ordering.PLATFORMS
     organizations = None  # the parent collection, set by Store
 
     def create(self, body, principal, scope=None):
@@ -87,6 +90,7 @@ class ClusterStore(ResourceStore):
                      "organization": "string", "environment": "string",
                      "version": "version", "title": "string", "description": "string",
                      "labels": "labels", "last_scanned_on": "integer", **AUDIT_FIELDS}
+    orderings = ordering.CLUSTERS
     platforms = None  # the parent collection, set by Store
 
     def stored_name(self, field):
@@ -144,9 +148,13 @@ class ClusterStore(ResourceStore):
         name another cluster may have taken since) to `scanned_on`; False if
         it is gone or being deleted."""
         older = {"$or": [{"last_scanned_on": None}, {"last_scanned_on": {"$lt": scanned_on}}]}
+        # order keys of `last_scanned_on` alone: made of it and the key only,
+        # so right whatever else changed since `cluster` was read
+        order_keys = self.order_fields({**cluster, "last_scanned_on": scanned_on},
+                                       changed=("last_scanned_on",))
         result = self.collection.update_one(
             all_of(self.identity(cluster), LIVE, older),
-            {"$set": {"last_scanned_on": scanned_on, REVISION: new_revision()}})
+            {"$set": {"last_scanned_on": scanned_on, **order_keys, REVISION: new_revision()}})
         return result.matched_count == 1 or self.still_live(cluster)
 
 
@@ -158,7 +166,16 @@ class ScanStore(ResourceStore):
     kind = "scan"
     key_field = "_key"  # scans are never addressed by key; to_api drops it
     filter_fields = {"id": "string", "cluster": "string", "scanned_on": "integer"}
+    orderings = ordering.SCANS
     clusters = None  # the parent collection, set by Store
+
+    def order_field(self, ordering):
+        return "_id"  # a cluster's keys are in `scanned_on` order already
+
+    def list_of_cluster(self, cluster_id, tree, after, limit, ordering=None, backwards=False):
+        lower, upper = self.key_range(cluster_id)
+        return self.find_page(self.compile_filter(tree), after, limit, lower=lower, upper=upper,
+                              backwards=backwards)
 
     def to_api(self, doc):
         record = Record(id=doc["id"], cluster=doc["cluster"], scanned_on=doc["scanned_on"])
@@ -169,10 +186,6 @@ class ScanStore(ResourceStore):
     def key_range(cluster_id):
         # "/" < "0" in ASCII: every key of this cluster lies strictly between
         return f"{cluster_id}/", f"{cluster_id}0"
-
-    def list_of_cluster(self, cluster_id, tree, after, limit):
-        lower, upper = self.key_range(cluster_id)
-        return self.find_page(self.compile_filter(tree), after, limit, lower=lower, upper=upper)
 
     def get_of_cluster(self, cluster_id, scan_id):
         doc = self.collection.find_one({"id": scan_id, "cluster": cluster_id})

@@ -9,6 +9,7 @@ import secrets
 import time
 from datetime import datetime, timedelta, timezone
 
+from inventory import ordering
 from inventory.errors import InvalidReference, NotAllowed
 from inventory.ids import new_id, now_rfc3339, rfc3339
 from inventory.store.base import ResourceStore
@@ -29,6 +30,7 @@ class TokenStore(ResourceStore):
     filter_fields = {"id": "string", "name": "string", "role": "string",
                      "organization": "string", "created_on": "timestamp",
                      "last_used_on": "timestamp"}
+    orderings = ordering.TOKENS
 
     def to_api(self, doc):
         record = super().to_api(doc)

@@ -1,0 +1,54 @@
+"""Order keys: for each declared ordering (inventory.ordering) a string kept
+in every record whose plain string order is the ordering's, ties broken by
+the record's key. A page in that ordering is then one range on one indexed
+field, walked forwards or backwards, on MongoDB and the embedded store
+alike: never a skip, never a sort of the whole collection, and the same
+order on both (strings compare byte by byte on each).
+
+Each field's value is written self-delimited, so a field's value never
+spills into the next one's place:
+- present values as hex of their bytes (UTF-8 text; integers as 8 bytes
+  offset from the int64 minimum), then a terminator;
+- a field in descending order takes its bytes complemented and a
+  terminator above every hex digit, so longer sorts first (`abc` before
+  `ab`) as descending order needs;
+- a missing value (null, or absent) sorts before every value ascending and
+  after every value descending.
+Versions are ordered by their version key (1.9 before 1.29, and
+`v1.31.2-eks-1234` as 1.31.2), timestamps by their fixed-width RFC 3339
+text, which is time order.
+"""
+NULL_FIRST, END_ASCENDING = " ", "!"     # both below "0"
+NULL_LAST, END_DESCENDING = "\x7f", "~"  # both above "f"
+_INT64 = 1 << 63
+
+
+def _value_bytes(value, kind):
+    if kind == "integer":
+        return (value + _INT64).to_bytes(8, "big")  # ValueError beyond int64
+    return value.encode("utf-8")
+
+
+def component(value, kind, descending):
+    """One field's part of an order key."""
+    if value is None:
+        return NULL_LAST if descending else NULL_FIRST
+    data = _value_bytes(value, kind)
+    if descending:
+        return bytes(255 - byte for byte in data).hex() + END_DESCENDING
+    return data.hex() + END_ASCENDING
+
+
+def lookup(doc, path):
+    """The value at a dotted `path` of a stored document, or None."""
+    for part in path.split("."):
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(part)
+    return doc
+
+
+def order_key(doc, parts):
+    """The order key of `doc` for parts ((stored path, kind, descending), ...)."""
+    return "".join(component(lookup(doc, path), kind, descending)
+                   for path, kind, descending in parts) + doc["_id"]
