@@ -22,7 +22,8 @@ def collections():
     {"_id": "c", "_rev": {"$in": ["r1", "r2"]}}, {"_id": "c", "$or": [{"x": 1}, {"x": 3}]},
     {"$and": [{"_id": "b"}, {"_id": "c"}]}, {"_id": {"$gt": "a"}}, {"x": 2}, {},
 ])
-@pytest.mark.parametrize("projection", [None, {"_id": 1}, {"_id": 1, "_rev": 1}, {"x": 0}])
+@pytest.mark.parametrize("projection", [None, {"_id": 1}, {"_id": 1, "_rev": 1}, {"x": 0},
+                                        {"x": 1, "_id": 0}])
 def test_find_one_matches_mongomock(collections, query, projection):
     plain, locked = collections
     assert locked.find_one(query, projection) == plain.find_one(query, projection)
@@ -66,6 +67,44 @@ def test_pages_in_id_order_match_mongomock_through_writes(query, limit, projecti
     locked.insert_one({"_id": "k035", "group": 1})
     same()
     locked.update_many({}, {"$set": {"group": 2}})
+    same()
+
+
+ORDER_QUERIES = [
+    {}, {"_deleting": {"$exists": False}}, {"o": {"$gt": "o05"}}, {"o": {"$lt": "o05"}},
+    {"o": {"$gte": "o03", "$lte": "o09"}}, {"o": {"$gt": "o03", "$lt": "o09"}, "group": 1},
+    {"o": {"$lt": "o08"}, "_id": {"$gt": "k02"}}, {"o": {"$gt": 5}}, {"o": {"$gt": "zz"}},
+    {"$or": [{"group": 1}, {"o": "o00"}]},
+]
+
+
+@pytest.mark.parametrize("query", ORDER_QUERIES)
+@pytest.mark.parametrize("sort", [[("o", 1)], [("o", -1)], [("_id", -1)]])
+@pytest.mark.parametrize("limit, skip", [(1, 0), (3, 2), (50, 0), (2, 30)])
+@pytest.mark.parametrize("projection", [None, {"o": 1, "_id": 0}])
+def test_pages_in_another_order_match_mongomock_through_writes(query, sort, limit, skip,
+                                                               projection):
+    """Walks of an order key's field, forwards and backwards, and of `_id`
+    backwards: the order a page in `order_by` order is read in."""
+    plain = mongomock_ng.MongoClient().db.things
+    locked = LockedCollection(plain)
+    for i in [7, 3, 11, 0, 5, 9, 1, 4, 8, 2, 10, 6]:
+        locked.insert_one({"_id": f"k{i:02d}", "o": f"o{(i * 5) % 12:02d}", "group": i % 3,
+                           **({"_deleting": True} if i == 5 else {})})
+
+    def same():
+        expected = list(plain.find(query, projection, sort=sort, limit=limit, skip=skip))
+        assert locked.find(query, projection, sort=sort, limit=limit, skip=skip) == expected
+
+    same()
+    locked.delete_one({"_id": "k04"})
+    locked.insert_one({"_id": "k035", "o": "o035", "group": 1})
+    same()
+    locked.update_one({"_id": "k07"}, {"$set": {"o": "o11a"}})  # a write by key moves it
+    same()
+    locked.update_many({}, {"$set": {"group": 2}})
+    same()
+    locked.insert_one({"_id": "k99", "group": 1})  # no value: mongomock's order from now on
     same()
 
 

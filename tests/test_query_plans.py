@@ -85,6 +85,43 @@ def test_scans_of_a_cluster_are_an_id_range(store, estate):
         cluster_id, None, f"{cluster_id}/001700000200", LIMIT)))
 
 
+# -- order_by: every declared ordering, both ways, scoped or not -----------
+
+ORDERED = ("organizations", "platforms", "clusters", "tokens")
+
+
+@pytest.fixture
+def tokens(store, estate):
+    orgs, _ = estate
+    for i in range(SIZE // 10):
+        store.tokens.create({"name": f"t{i % 7}", "role": "reader",
+                             "organization": orgs[i % 3] if i % 2 else None}, "t")
+
+
+@pytest.mark.parametrize("name", ORDERED)
+@pytest.mark.parametrize("scoped", [False, True])
+@pytest.mark.parametrize("backwards", [False, True])
+def test_every_ordering_is_an_index_range_at_any_depth(store, estate, tokens, name, scoped,
+                                                       backwards):
+    resource = getattr(store, name)
+    if scoped and resource.scope_field == "_id":
+        pytest.skip("a scoped caller sees one organization: no page to order")
+    scope = estate[0][1] if scoped else None
+    for ordering in resource.orderings.declared:
+        def page(after):
+            return resource.list(None, after, LIMIT, scope, ordering, backwards)
+        middle = page(None).next_after  # a page from a token, deeper than the first
+        for after in (None, middle):
+            assert_index_bounded(plan_of(resource, lambda: page(after)))
+
+
+def test_scans_newest_first_are_an_id_range(store, estate):
+    _, clusters = estate
+    cluster_id = clusters[0]["id"]
+    assert_index_bounded(plan_of(store.scans, lambda: store.scans.list_of_cluster(
+        cluster_id, None, f"{cluster_id}/001700000200", LIMIT, backwards=True)))
+
+
 # -- a filtered page's work is bounded, whatever the filter -----------------
 
 BOUND = 50  # MAX_EXAMINED, lowered so that a 300-record estate spans windows
@@ -112,11 +149,18 @@ def plans_of_filtered_page(resource, run):
 @pytest.mark.parametrize("flt", ['environment="nowhere"', 'title="Rare*" OR labels:team',
                                  'NOT version>="1.0"'])
 @pytest.mark.parametrize("depth", [0, 0.5])
+@pytest.mark.parametrize("order_by", [None, "version", "last_scanned_on desc",
+                                      "environment, version desc"])
 def test_a_filter_no_index_serves_examines_at_most_the_bound(store, estate, small_window,
-                                                            flt, depth):
-    after = f"c{int(SIZE * depth):04d}" if depth else None
+                                                            flt, depth, order_by):
+    from inventory.ordering import CLUSTERS
+    ordering, backwards = CLUSTERS.resolve(order_by) if order_by else (None, False)
+    after = None
+    if depth:  # where a walk stands after SIZE * depth records
+        after = store.clusters.list(None, None, int(SIZE * depth), None, ordering,
+                                    backwards).next_after
     window, page = plans_of_filtered_page(store.clusters, lambda: store.clusters.list(
-        filtering.parse(flt), after, LIMIT))
+        filtering.parse(flt), after, LIMIT, None, ordering, backwards))
     # the window is keys only, from the index: no document is read for it
     assert "IXSCAN" in json.dumps(window["queryPlanner"]["winningPlan"])
     assert window["executionStats"]["totalDocsExamined"] == 0, window["executionStats"]

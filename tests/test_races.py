@@ -379,3 +379,74 @@ def test_race_rounds_are_real(served):
         if max(starts) < min(ends):
             return
     pytest.fail("the threads of a round never overlapped")
+
+
+# -- order_by walks while others write ----------------------------------------
+
+
+def stale_order_keys(store):
+    """Clusters whose stored order keys are not those of their values."""
+    return [d["_id"] for d in store.db.clusters.find({})
+            if any(d.get(field) != key for field, key in store.clusters.order_fields(d).items())]
+
+
+@pytest.mark.parametrize("order_by", ["version desc", "environment, version desc",
+                                      "last_scanned_on"])
+def test_a_walk_in_any_order_sees_every_steady_record_once_while_others_write(
+        served, store, order_by):
+    """Steady clusters (there throughout, their sort values unchanged) come
+    exactly once, in order, however others create, change, scan and delete
+    clusters meanwhile; and every write leaves its order keys right."""
+    from inventory.ordering import CLUSTERS
+    from tests.test_ordering import expected
+    platform = served("POST", "/kubeplatforms", {"name": "p", "organization": org(served),
+                                                 **PLATFORM}).body["name"]
+    versions = ["1.9", "1.29", "v1.31.2-eks-1", "1.30", "1.31"]
+    steady = [served("POST", "/kubeclusters", {**cluster_body(f"s{i:02d}", platform),
+                                               "version": versions[i % 5],
+                                               "environment": ("dev", "prod")[i % 2]}).body
+              for i in range(24)]
+    anomalies, requests = Anomalies(f"walk in {order_by} order"), 0
+    walks = max(1, ROUNDS // 10)
+    for round_ in range(walks):
+        stop, done = threading.Event(), [0]
+
+        def write(worker):
+            n = 0
+            while not stop.is_set():
+                name = f"v{round_}-{worker}-{n % 3}"
+                served("POST", "/kubeclusters", {**cluster_body(name, platform),
+                                                 "version": versions[n % 5]})
+                served("PATCH", f"/kubeclusters/{name}", {"version": versions[(n + 2) % 5],
+                                                          "environment": "prod"})
+                served("POST", f"/kubeclusters/{name}/scans", {"scanned_on": 1_700_000_000 + n})
+                # the one before goes; the last one stays, for the order-key check
+                served("DELETE", f"/kubeclusters/v{round_}-{worker}-{(n - 1) % 3}?force=true")
+                n += 1
+            done[0] += n * 4
+        writers = [threading.Thread(target=write, args=(w,)) for w in range(3)]
+        for thread in writers:
+            thread.start()
+        seen, token = [], ""
+        try:
+            while True:
+                query = f"/kubeclusters?limit=4&order_by={order_by.replace(' ', '%20')}"
+                page = served("GET", query + (f"&continue={token}" if token else "")).body
+                requests += 1
+                seen += [r["name"] for r in page["results"]]
+                token = page["pagination"]["continue"]
+                if not token:
+                    break
+        finally:
+            stop.set()
+            for thread in writers:
+                thread.join()
+        requests += done[0]
+        steady_seen = [name for name in seen if name.startswith("s")]
+        anomalies.check("steady record missing or repeated",
+                        sorted(steady_seen) != sorted(r["name"] for r in steady))
+        anomalies.check("steady records out of order", steady_seen != [
+            r["name"] for r in expected(steady, order_by, "name") if r["name"] in steady_seen])
+        anomalies.check("stale order keys", stale_order_keys(store))
+    assert CLUSTERS.resolve(order_by)
+    anomalies.assert_none(walks, requests)

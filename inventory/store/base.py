@@ -284,7 +284,9 @@ class ResourceStore:
         """The MAX_EXAMINED-th value of `field` in `range_query`, walking its
         order, when more follow it; else None (the rest fits in one window).
         A covered index read: values only, as many as the window holds."""
-        keys = list(self.collection.find(range_query, {field: 1},
+        # values only, so that the order key's index alone answers (covered)
+        projection = {field: 1} if field == "_id" else {field: 1, "_id": 0}
+        keys = list(self.collection.find(range_query, projection,
                                          sort=[(field, -1 if backwards else 1)],
                                          skip=MAX_EXAMINED - 1, limit=2))
         return keys[0][field] if len(keys) == 2 else None

@@ -47,9 +47,11 @@ _ABSENT = object()
 
 
 def _plain_inclusion(projection):
-    """No projection, or one that includes top-level fields and nothing else."""
+    """No projection, or one that includes top-level fields and nothing else
+    (but may leave `_id` out)."""
     return projection is None or all(
-        value in (1, True) and "." not in key and not key.startswith("$")
+        (value in (1, True) or (key == "_id" and value in (0, False)))
+        and "." not in key and not key.startswith("$")
         for key, value in projection.items())
 
 
@@ -113,7 +115,9 @@ def _matcher(query, walked=None):
 def _project(document, projection):
     """A copy of `document` with the fields of an inclusion projection."""
     if projection:
-        document = {k: v for k, v in document.items() if k == "_id" or projection.get(k)}
+        keep_id = projection.get("_id", True) not in (0, False)
+        document = {k: v for k, v in document.items()
+                    if (k == "_id" and keep_id) or (k != "_id" and projection.get(k))}
     return _copy(document)
 
 
