@@ -32,9 +32,9 @@ from schemas.platforms import KubePlatformSchema
 from schemas.scans import KubeClusterScanCreateSchema, KubeClusterScanSchema
 
 
-def page_key(limit, continue_, filter_):
+def page_key(limit, continue_, filter_, order_by):
     """How a held list page is found: by its parsed query arguments."""
-    return limit, continue_ or None, filter_ or None
+    return limit, continue_ or None, filter_ or None, order_by or None
 
 
 def held_records(answers):
@@ -51,7 +51,7 @@ def held_records(answers):
             record["pagination"] = {"continue_": record["pagination"]["continue"]}
             query = dict(parse_qsl(url.query))
             pages[page_key(int(query["limit"]), query.get("continue"),
-                           query.get("filter"))] = record
+                           query.get("filter"), query.get("order_by"))] = record
         else:
             records[f"{method} {url.path}"] = record
     return records, pages
@@ -66,7 +66,8 @@ def blueprint(records, pages):
         @blp.arguments(KubeClusterListArgsSchema, location="query")
         @blp.response(200, KubeClusterListSchema)
         def get(self, args):
-            return pages[page_key(args.get("limit"), args.get("continue_"), args.get("filter"))]
+            return pages[page_key(args.get("limit"), args.get("continue_"), args.get("filter"),
+                                  args.get("order_by"))]
 
     @blp.route("/kubeclusters/<cluster>")
     class Cluster(MethodView):

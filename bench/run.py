@@ -49,6 +49,8 @@ SERVERS = {"service": "bench.seeded_app:app",
            "framework": "bench.framework_app:create_app()",
            "bare": "bench.baseline_app:app"}
 FILTER = 'environment="production" AND version<"1.30"'
+ORDER_BY = "version desc"  # issue 13: an ordered page costs at most 3x an unordered first one
+MAX_ORDERED = 3.0
 
 # The targets (issue 12), judged at TARGET_N: a route's service/bare
 # requests/s at least this much...
@@ -196,14 +198,9 @@ def discover_routes(fetch, n):
     pages: a few seconds)."""
     first = json.loads(fetch("GET", "/kubeclusters?limit=1")[1])["results"][0]
     platform = json.loads(fetch("GET", "/kubeplatforms?limit=1")[1])["results"][0]["name"]
-    depth, seen, deep_token = int(n * 0.9), 0, ""
-    while seen < depth:
-        query = f"/kubeclusters?limit={min(100, depth - seen)}"
-        if deep_token:
-            query += f"&continue={quote(deep_token, safe='')}"
-        page = json.loads(fetch("GET", query)[1])
-        seen += len(page["results"])
-        deep_token = page["pagination"]["continue"]
+    deep_token = token_at_depth(fetch, int(n * 0.9))
+    ordered = f"/kubeclusters?limit=20&order_by={quote(ORDER_BY, safe='')}"
+    deep_ordered = token_at_depth(fetch, int(n * 0.9), f"&order_by={quote(ORDER_BY, safe='')}")
     return [
         {"name": "GET list, limit 20", "method": "GET", "path": "/kubeclusters?limit=20"},
         {"name": "GET list, limit 100", "method": "GET", "path": "/kubeclusters?limit=100"},
@@ -215,7 +212,24 @@ def discover_routes(fetch, n):
          "path": f"/kubeclusters?limit=20&continue={quote(deep_token, safe='')}"},
         {"name": "GET filtered page", "method": "GET",
          "path": f"/kubeclusters?limit=20&filter={quote(FILTER, safe='')}"},
+        {"name": "GET ordered page", "method": "GET", "path": ordered},
+        {"name": "GET ordered, 90% deep", "method": "GET",
+         "path": f"{ordered}&continue={quote(deep_ordered, safe='')}"},
     ]
+
+
+def token_at_depth(fetch, depth, query=""):
+    """The continue token after `depth` clusters of the list (in `query`'s
+    order), found by walking it 100 records at a time."""
+    seen, token = 0, ""
+    while seen < depth:
+        path = f"/kubeclusters?limit={min(100, depth - seen)}{query}"
+        if token:
+            path += f"&continue={quote(token, safe='')}"
+        page = json.loads(fetch("GET", path)[1])
+        seen += len(page["results"])
+        token = page["pagination"]["continue"]
+    return token
 
 
 def answer_key(route):
@@ -413,6 +427,11 @@ def report_size(out, size, load):
         figures[("GET page at 90% depth", "service")]
     out(f"depth: the service's page at 90% takes {deep[1] / first[1]:.2f}x its first page's "
         f"p50 ({deep[1]:.2f} ms vs {first[1]:.2f} ms)")
+    for name in ("GET ordered page", "GET ordered, 90% deep"):
+        ordered = figures[(name, "service")]
+        out(f"order_by={ORDER_BY}: {name.removeprefix('GET ordered').strip(' ,') or 'first page'}"
+            f" takes {ordered[1] / first[1]:.2f}x the unordered first page's p50 "
+            f"(target <= {MAX_ORDERED:g}: {verdict(ordered[1] / first[1], MAX_ORDERED, False)})")
 
 
 def report_targets(out, size):

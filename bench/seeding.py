@@ -50,6 +50,10 @@ def seed(store, n):
         docs["scans"].append({**template["scans"], "_id": ScanStore.key(first["id"], scanned_on, scan_id),
                               "id": scan_id, "cluster": first["id"], "scanned_on": scanned_on})
     first["last_scanned_on"] = docs["scans"][-1]["scanned_on"]
+    for name, resource in (("organizations", store.organizations),
+                           ("platforms", store.platforms), ("clusters", store.clusters)):
+        for doc in docs[name]:
+            doc.update(resource.order_fields(doc))  # as the store's own writes keep them
     for name in COLLECTIONS:
         store.db[name].insert_many(docs[name])
     store.create_indexes()

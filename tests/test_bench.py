@@ -4,7 +4,8 @@ import pytest
 
 from bench import framework_app, run
 from bench.seeding import seed
-from tests.conftest import client_with
+from tests.conftest import client_with, walk
+from tests.test_ordering import expected
 
 
 def test_bench_seeding_makes_records_the_service_serves(app, store):
@@ -16,6 +17,11 @@ def test_bench_seeding_makes_records_the_service_serves(app, store):
     assert len(reader.get("/kubeclusters", query_string={"filter": 'version<"1.29"'}
                           ).get_json()["results"]) == 6
     assert reader.post(f"/kubeclusters/{first['name']}/scans", json={}).status_code == 201
+    # the seeded order keys are the store's own: an ordered walk is in order
+    everything = reader.get("/kubeclusters?limit=100").get_json()["results"]
+    walked, _ = walk(reader, "/kubeclusters", limit=7, order_by="version desc")
+    assert [r["name"] for r in walked] == \
+        [r["name"] for r in expected(everything, "version desc", "name")]
 
 
 def _fetch(client):
