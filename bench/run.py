@@ -397,7 +397,8 @@ def verdict(value, target, at_least):
     """"meets", or by how much `value` misses `target`."""
     if (value >= target) if at_least else (value <= target):
         return "meets"
-    return f"misses by {abs(value - target):.2f}"
+    gap = abs(value - target)
+    return f"misses by {gap:.2f}" if gap >= 0.005 else f"misses by {gap:.3f}"
 
 
 def medians(size):

@@ -80,10 +80,8 @@ class Orderings:
 
     def examples(self):
         """A few `order_by` values this list serves, for the document."""
-        last = self.declared[-1]
-        return list(dict.fromkeys([self.declared[0].text, f"{self.declared[-1].fields[0][0]} desc"
-                                   if len(last.fields) == 1 else last.text,
-                                   last.reversed().text]))
+        first, last = self.declared[0], self.declared[-1]
+        return list(dict.fromkeys([first.text, last.reversed().text, last.text]))
 
     def resolve(self, text):
         """(declared Ordering, walked backwards) for `order_by` text;
