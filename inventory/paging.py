@@ -50,8 +50,9 @@ class ContinuationTokens:
             raise BadContinuation("The token was made with another filter; "
                                 "pass the same filter with it.", token)
         if token_order != order:
-            raise BadContinuation(f"The token was made with order_by={token_order or '(none)'!r}; "
-                                  "pass the same order_by with it.", token)
+            made = f"with order_by={token_order!r}" if token_order else "without order_by"
+            raise BadContinuation(f"The token was made {made}; pass the same order_by "
+                                  "with it.", token)
         if not isinstance(after, str):
             raise BadContinuation("Not a continuation token of this service.", token)
         return after
