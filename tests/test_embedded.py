@@ -238,6 +238,12 @@ MATCHED_QUERIES = [
     {"_id": {"$gt": "b"}, "team": "x"}, {"_id": {"$gt": "b", "$gte": "c"}},
     {"_id": {"$gt": 1}}, {"team": {"$exists": 1}}, {"team.x": 1}, {"team": {"$ne": "x"}},
     {"team": 1}, {"$or": [{"team": "x"}]},
+    {"team": {"$eq": "x"}}, {"team": {"$lt": "y"}}, {"team": {"$gte": "x", "$lt": "y"}},
+    {"team": {"$gt": ""}}, {"team": {"$lte": "x"}, "_deleting": {"$exists": False}},
+    {"$and": [{"team": {"$gte": "x"}}, {"team": {"$lt": "y"}}]},
+    {"$and": [{"_id": {"$gt": "b"}}, {"_id": {"$lt": "h"}}], "team": "x"},
+    {"$and": [{"team": "x"}, {"$or": [{"_id": "b"}]}]},
+    {"team": {"$lt": "y", "$ne": "x"}}, {"team": {"$in": ["x"]}},
 ]
 
 

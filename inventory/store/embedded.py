@@ -15,11 +15,11 @@ page in the order of one field (`_id`, or an order key: see
 inventory/store/order_keys.py), are answered here the way MongoDB answers
 them with an index: straight to the document, or walking the field's values
 in order (forwards or backwards) from the page's bound and stopping at the
-limit. The conditions the store
-puts on every read (equality to a string, `$exists`) are checked here
-directly; any other filter is evaluated by mongomock's own matcher,
-document by document, so the answers are the same (tests/test_embedded.py
-compares them).
+limit. The conditions the store and
+the commonest filters send (fields compared with strings, `$exists`, joined
+by `$and`) are checked here directly; any other query is evaluated by
+mongomock's own matcher, document by document, so the answers are the same
+(tests/test_embedded.py compares them).
 
 Writes. mongomock finds the documents a write touches by scanning them all,
 and checks every unique index against every document after each change. A
@@ -31,6 +31,7 @@ of dropping them. Anything else goes to mongomock. Here too the answers are
 mongomock's own (tests/test_embedded.py compares them through writes).
 """
 import bisect
+import operator
 import threading
 
 import mongomock_ng
@@ -75,22 +76,58 @@ def _walked_bounds(condition):
         {"$gt", "$gte"} <= condition.keys() or {"$lt", "$lte"} <= condition.keys())
 
 
+_COMPARE = {"$eq": operator.eq, "$gt": operator.gt, "$gte": operator.ge,
+            "$lt": operator.lt, "$lte": operator.le}
+
+
+def _conditions(query, walked):
+    """[(field, condition)] of a query that is fields and `$and`s of them
+    (the walk's own bounds on `walked` left out), or None for any other."""
+    found = []
+    for field, condition in query.items():
+        if field == "$and" and isinstance(condition, list) and condition \
+                and all(isinstance(clause, dict) for clause in condition):
+            for clause in condition:
+                inner = _conditions(clause, None)
+                if inner is None:
+                    return None
+                found.extend(inner)
+        elif field.startswith("$") or "." in field:
+            return None
+        elif not (field == walked and _walked_bounds(condition)):
+            found.append((field, condition))
+    return found
+
+
+def _string_test(condition):
+    """A test of a string value for `condition` (a string, or comparisons
+    with strings), or None when it is not one."""
+    if isinstance(condition, str):
+        return lambda value: value == condition
+    if isinstance(condition, dict) and condition and all(
+            op in _COMPARE and isinstance(bound, str) for op, bound in condition.items()):
+        tests = [(_COMPARE[op], bound) for op, bound in condition.items()]
+        return lambda value: all(compare(value, bound) for compare, bound in tests)
+    return None
+
+
 def _matcher(query, walked=None):
     """A function telling whether a document matches `query`, as mongomock's
-    matcher would. The store's usual conditions, top-level fields equal to a
-    string or `{"$exists": bool}` (and the bounds on the `walked` field, which
-    a walk applies itself), are checked directly; any other query, and a
-    document holding an array where a string is asked for, go to mongomock."""
+    matcher would. The conditions the store and its filters send most
+    (fields compared with strings, `{"$exists": bool}`, joined by `$and`;
+    the bounds on the `walked` field, which a walk applies itself) are
+    checked directly; any other query, and a document holding an array or
+    a non-string where a string is compared, go to mongomock."""
     def mongomock(document):
         return filter_applies(query, document)
-    checks = []
-    for field, condition in query.items():
-        if field.startswith("$") or "." in field:
-            return mongomock
-        if field == walked and _walked_bounds(condition):
-            continue
-        if isinstance(condition, str):
-            checks.append((field, condition, None))
+    conditions = _conditions(query, walked)
+    if conditions is None:
+        return mongomock
+    checks = []  # (field, test of a string value, or None; $exists, or None)
+    for field, condition in conditions:
+        test = _string_test(condition)
+        if test is not None:
+            checks.append((field, test, None))
         elif isinstance(condition, dict) and condition.keys() == {"$exists"} \
                 and isinstance(condition["$exists"], bool):
             checks.append((field, None, condition["$exists"]))
@@ -98,13 +135,14 @@ def _matcher(query, walked=None):
             return mongomock
 
     def plain(document):
-        for field, value, exists in checks:
+        for field, test, exists in checks:
             if exists is None:
                 found = document.get(field, _ABSENT)
                 if found.__class__ is not str:
-                    # an array matches if it holds the value: mongomock's rules
-                    return mongomock(document) if isinstance(found, list) else False
-                if found != value:
+                    # an array matches if an element does; types compare
+                    # in brackets: mongomock's rules decide
+                    return mongomock(document) if found is not _ABSENT else False
+                if not test(found):
                     return False
             elif (field in document) is not exists:
                 return False
