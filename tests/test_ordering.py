@@ -264,3 +264,12 @@ def test_any_walk_is_the_filtered_sorted_list_exactly_once(app, client, data):
     matching, _ = walk(client, "/kubeclusters", limit=100, filter=filter_text)
     assert [r["name"] for r in walked] == \
         [r["name"] for r in expected(matching, order_by, "name")]
+
+
+def test_the_longest_sort_values_still_make_tokens_a_list_accepts(client, inventory):
+    # 200 characters of 4 bytes each: the longest title, the longest order key
+    for start in (0x1F600, 0x10000, 0x100000):
+        inventory.org(title="".join(chr(start + i) for i in range(200)))
+    for order_by in ("title", "title desc"):
+        records, pages = walk(client, "/organizations", limit=1, order_by=order_by)
+        assert len(records) == 3 and pages == 3
