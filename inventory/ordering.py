@@ -9,11 +9,13 @@ any page of it costs the same at any depth. A single field is declared for
 every field a list may be ordered by; a few multi-field orderings are
 declared where a dashboard needs them. Ties are broken by the record's key.
 """
+import re
 from dataclasses import dataclass
 
 from inventory.errors import BadOrdering
 
 MAX_ORDER_BY = 200  # characters: more than any declared ordering needs
+_TEXT_RE = re.compile(r"^[A-Za-z0-9_., ]*$")
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,9 @@ def parse(text):
     """The Ordering `text` asks for; BadOrdering if it is not the grammar."""
     if len(text) > MAX_ORDER_BY:
         raise BadOrdering(f"At most {MAX_ORDER_BY} characters.", text[:MAX_ORDER_BY])
+    if not _TEXT_RE.match(text):  # no tabs, line breaks or other spaces as separators
+        raise BadOrdering("Only field names, commas, spaces and `desc` (or `asc`) may "
+                          "appear.", text)
     fields, seen = [], set()
     for part in text.split(","):
         words = part.split()

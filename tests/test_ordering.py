@@ -167,6 +167,9 @@ def test_a_scoped_caller_walks_its_organization_in_order(app, client, estate):
     ("/tokens", "role", "cannot be ordered by `role`"),
     ("/kubeclusters/c/scans", "id", "cannot be ordered by `id`"),
     ("/kubeclusters", "v" * 201, None),
+    ("/kubeclusters", "version\tdesc", "Only field names"),
+    ("/kubeclusters", "version\u00a0desc", "Only field names"),
+    ("/kubeclusters", "version\ndesc", "Only field names"),
 ])
 def test_what_a_list_does_not_serve_is_a_422_naming_what_it_does(client, inventory, path,
                                                                   order_by, says):
