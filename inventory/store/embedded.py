@@ -175,20 +175,20 @@ def _updated(document, update):
     None where a path runs through something that is not an object (left to
     mongomock, which knows the error to raise)."""
     document = _copy(document)
-    for operator, changes in update.items():
+    for update_operator, changes in update.items():
         for path, value in changes.items():
             *parents, last = path.split(".")
             node = document
             for part in parents:
                 if part not in node:
-                    if operator == "$unset":
+                    if update_operator == "$unset":
                         break
                     node[part] = {}
                 node = node[part]
                 if not isinstance(node, dict):
                     return None
             else:
-                if operator == "$set":
+                if update_operator == "$set":
                     node[last] = _copy(value)
                 else:
                     node.pop(last, None)
