@@ -28,6 +28,7 @@ hold however many clients change it at once.
 """
 import secrets
 from dataclasses import dataclass
+from functools import cached_property
 
 import orjson
 from pymongo import ReturnDocument
@@ -157,21 +158,28 @@ class ResourceStore:
         return "_order_" + "__".join(name.replace(".", "_") + ("_desc" if descending else "")
                                      for name, descending in ordering.fields)
 
+    @cached_property
+    def _order_keys(self):
+        """[(ordering, stored field, its field names, order_key parts)] of the
+        orderings kept in an order key: worked out once, used by every write."""
+        kept = []
+        for ordering in self.orderings.declared if self.orderings else ():
+            field = self.order_field(ordering)
+            if field != "_id":
+                kept.append((ordering, field, frozenset(name for name, _ in ordering.fields),
+                             [(self.stored_name(name), self.filter_fields[name], descending)
+                              for name, descending in ordering.fields]))
+        return kept
+
     def kept_orderings(self):
         """[(ordering, stored field)] of the orderings kept in an order key."""
-        declared = self.orderings.declared if self.orderings else ()
-        return [(o, self.order_field(o)) for o in declared if self.order_field(o) != "_id"]
+        return [(ordering, field) for ordering, field, _, _ in self._order_keys]
 
     def order_fields(self, doc, changed=None):
         """{stored field: order key} of `doc` for the orderings kept in a
         field (only those involving a field of `changed`, if given)."""
-        keys = {}
-        for ordering, field in self.kept_orderings():
-            if changed is not None and not {name for name, _ in ordering.fields} & set(changed):
-                continue
-            keys[field] = order_key(doc, [(self.stored_name(name), self.filter_fields[name],
-                                           descending) for name, descending in ordering.fields])
-        return keys
+        return {field: order_key(doc, parts) for _, field, names, parts in self._order_keys
+                if changed is None or names & set(changed)}
 
     def order_indexes(self):
         """The indexes the order keys need: each alone, and after the
