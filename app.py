@@ -24,6 +24,7 @@ def create_app(config=None):
     database = store.init_app(app, config)
     paging.init_app(app, config, database)
     auth.init_app(app, config)
+    app.before_request(http.read_body)  # after auth: no body is read for a refused caller
     idempotency.init_app(app)  # after auth: keys belong to the caller
     api.init_app(app)
     demo.init_app(app, config, database)

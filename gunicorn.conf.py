@@ -1,37 +1,40 @@
 """gunicorn settings, read from the environment as a PaaS sets it.
 
-Serving model (see inventory/serving.py): threaded workers whose heartbeat
-never waits on a request, and a deadline on every connection a thread works
-on, so that no client (idle, slow, or sending junk) stalls the others or
-gets a worker restarted. In production, put the PaaS router (or nginx) in
-front anyway: it buffers whole requests before they reach gunicorn and caps
-connections per client, which no single process can do for itself.
+Serving model (see inventory/serving.py): gevent workers, where a waiting
+connection costs a greenlet rather than a thread, with a deadline on every
+read and write, so that no client (idle, slow, or sending junk) stalls the
+others or gets a worker restarted. In production, put the PaaS router (or
+nginx) in front anyway: it caps connections per client, which no single
+process can do for itself.
 """
 import os
 import sys
 
+from inventory import limits
+
 bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 worker_class = "inventory.serving.Worker"
 # Processes: 1 on the embedded store (enforced below); on MongoDB about one
-# per core. Threads per process: how many slow or stalled connections a
-# process absorbs while still serving others at once (each is cut after
-# inventory.serving's deadlines). Python runs one thread at a time, so more
-# threads add tolerance, not throughput.
+# per core (an event loop uses one core).
 workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
-threads = int(os.environ.get("GUNICORN_THREADS", "16"))
-# Connections one process keeps, idle ones included; an idle or kept-alive
-# connection waits without a thread and is closed after `keepalive` seconds.
-worker_connections = int(os.environ.get("GUNICORN_CONNECTIONS", "1000"))
+# Connections one process holds at once, idle ones and watchers included
+# (fewer if the open-files limit leaves no room); past it, a 503.
+worker_connections = int(os.environ.get("GUNICORN_CONNECTIONS", "2000"))
+# Seconds a connection may wait for its next request's first byte.
 keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
-# With threads, a worker misses its heartbeat only if the process itself
-# hangs; requests cannot cause that. Never restart workers on a request
-# count: the embedded store lives in the worker.
+# A worker misses its heartbeat only if its loop is held that long. Never
+# restart workers on a request count: the embedded store lives in the worker.
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 max_requests = 0
+# Files are answered through the same deadline-bound writes as any body.
+sendfile = False
+# gunicorn 27's control socket is one fixed path per user: every instance on
+# the machine would share it.
+control_socket_disable = True
 # Room for every request the API document allows (inventory/serving.py).
-limit_request_line = 32768
-limit_request_fields = 100
-limit_request_field_size = 8190
+limit_request_line = limits.REQUEST_LINE_BYTES
+limit_request_fields = limits.REQUEST_HEADER_FIELDS
+limit_request_field_size = limits.REQUEST_HEADER_FIELD_BYTES
 
 # The service logs every request itself, as one JSON object per line, with
 # its request id and principal; gunicorn's own lines are JSON too.

@@ -1,6 +1,7 @@
 """Configuration, read from the environment only (twelve-factor)."""
 import os
 
+from inventory.limits import MAX_BODY_BYTES
 from inventory.schema_urls import LOOPBACK_HOSTS
 
 
@@ -39,7 +40,7 @@ class Config:
         # loopback names, or any host behind a trusted proxy (the router
         # decides which hosts reach the service).
         self.ALLOWED_HOSTS = _list(os.environ.get("ALLOWED_HOSTS"))
-        self.MAX_BODY_BYTES = 1024 * 1024
+        self.MAX_BODY_BYTES = MAX_BODY_BYTES
         self.TESTING = False
         for key, value in overrides.items():
             setattr(self, key, value)

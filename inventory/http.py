@@ -37,9 +37,14 @@ def _check_request():
     except UnicodeError:
         raise RequestError(400, "query", "The query string is not UTF-8 once "
                              "percent-decoded.", raw_query[:200]) from None
-    # Read the whole body now, bounded: werkzeug stops reading a chunked body
-    # at the limit without saying so, and the truncated JSON would be a 400.
-    # The stream's limit is one byte over the documented one to tell them apart.
+
+
+def read_body():
+    """before_request, once the caller is authenticated (so a request without
+    a valid token is refused from its head, its body never read): read the
+    whole body now, bounded. werkzeug stops reading a chunked body at the
+    limit without saying so, and the truncated JSON would be a 400; the
+    stream's limit is one byte over the documented one to tell them apart."""
     if len(request.get_data(cache=True)) > request.max_content_length - 1:
         raise RequestEntityTooLarge()
 

@@ -1,0 +1,18 @@
+"""The server layer's limits, each written once: the serving model, the app
+and the documentation read them from here."""
+
+# The longest request line the API document allows: a 2,000-character filter
+# percent-encoded (up to 12 bytes a character), a 2,048-character continue
+# token and the path, about 26 KiB. gunicorn's own cap is 8,190.
+REQUEST_LINE_BYTES = 32768
+REQUEST_HEADER_FIELDS = 100
+REQUEST_HEADER_FIELD_BYTES = 8190
+
+MAX_BODY_BYTES = 1024 * 1024  # a request body, chunked or not
+
+HEADER_TIMEOUT = 10.0  # seconds to send the request line and headers
+REQUEST_TIMEOUT = 30.0  # seconds for the body and the answer, once the head is in
+
+# Descriptors a worker keeps free of client connections: its listening
+# socket, the journal, log files, the database's connections.
+DESCRIPTOR_RESERVE = 64
