@@ -82,6 +82,8 @@ ANSWER_GRACE = 2.0  # seconds to send an error answer once a deadline has passed
 # copying each rather than whole answers (about 2 ms at loopback's round trip
 # for a 256 KiB window, far under what a remote client needs).
 SEND_BUFFER_BYTES = 256 * 1024
+LINGER_SECONDS = 2.0  # see _Connection.linger
+EMFILE_PAUSE_SECONDS = 0.1  # see _Listener
 SUPPORTED_VERSIONS = ((1, 0), (1, 1))
 
 
@@ -185,6 +187,7 @@ class _Connection:
         self.sock = sock
         self.keepalive = keepalive
         self.continue_pending = False  # `Expect: 100-continue` not yet answered
+        self.unread_body = False  # answered before its body was read
         self.await_request()
 
     def await_request(self):
@@ -235,6 +238,24 @@ class _Connection:
             self._graced = True
             self._until = time.monotonic() + ANSWER_GRACE
         raise expired()
+
+    def close(self):
+        if self.unread_body:
+            self.linger()
+        self.sock.close()
+
+    def linger(self):
+        """Close after an answer sent before the body was read: stop sending,
+        then read and drop what the client still sends, for a moment (as
+        nginx's lingering close does). Closing at once with unread data
+        resets the connection, and the client may lose the answer."""
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_WR)
+            ends = time.monotonic() + LINGER_SECONDS
+            while (remaining := ends - time.monotonic()) > 0:
+                self.sock.settimeout(remaining)
+                if not self.sock.recv(65536):
+                    break
 
     def __getattr__(self, name):
         return getattr(self.sock, name)
@@ -301,6 +322,7 @@ class _ServerBoundary:
         def start(status, headers, exc_info=None):
             if int(status[:3]) >= 400:  # the body may be unread: no next request
                 response.force_close()
+                connection.unread_body = True
             return start_response(status, headers, exc_info)
         return self.app(environ, start)
 
@@ -339,34 +361,46 @@ def open_files_limit():
 
 
 class _Listener(StreamServer):
-    """gevent's server, which survives running out of descriptors: it drops
-    the connection it could not take (with a spare descriptor freed for the
-    purpose) instead of backing off from accepting, which stalls everyone."""
+    """gevent's server, counting connections as it accepts them: past the
+    worker's cap, a connection gets a 503 and is closed at once. Out of
+    descriptors all the same (EMFILE: files other than connections grew past
+    the reserve), it pauses accepting for a moment, with a warning, and
+    serves on; gevent's own handling would print a traceback each time and
+    back off for up to a second."""
 
-    def __init__(self, *args, log, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._log = log
-        self._spare = os.open(os.devnull, os.O_RDONLY)
+    def __init__(self, listener, worker):
+        super().__init__(listener, handle=partial(worker.handle, listener))
+        self._worker = worker
         self._warned = 0.0
 
     def do_read(self):
+        worker = self._worker
         try:
-            return super().do_read()
+            accepted = super().do_read()
         except OSError as error:
             if error.errno not in (errno.EMFILE, errno.ENFILE):
                 raise
-        os.close(self._spare)
-        try:
-            fd, _ = self.socket._accept()  # as gevent's own do_read does
-            os.close(fd)
-        except OSError:
-            pass
-        finally:
-            self._spare = os.open(os.devnull, os.O_RDONLY)
+            self._pause()
+            return None
+        if accepted and worker.open_connections >= worker.max_connections:
+            client = accepted[0]
+            with contextlib.suppress(OSError):
+                client.setblocking(0)
+                client.send(raw_problem(503, headers=[("Retry-After", "1")]))
+            client.close()
+            return None
+        if accepted:
+            worker.open_connections += 1  # until its handler ends
+        return accepted
+
+    def _pause(self):
         if time.monotonic() - self._warned > 1:
             self._warned = time.monotonic()
-            self._log.warning("out of file descriptors: refusing connections")
-        return None
+            self._worker.log.warning("out of file descriptors: accepting again shortly")
+        # as gevent's BaseServer does after an accept error, without its traceback
+        self.stop_accepting()
+        self._timer = self.loop.timer(EMFILE_PAUSE_SECONDS)
+        self._timer.start(self._start_accepting_if_started)
 
 
 class Worker(GeventWorker):
@@ -393,7 +427,7 @@ class Worker(GeventWorker):
         servers = []
         for listener in self.sockets:
             listener.setblocking(1)
-            server = _Listener(listener, handle=partial(self.handle, listener), log=self.log)
+            server = _Listener(listener, self)
             if self.cfg.workers > 1:
                 server.max_accept = 1
             server.start()
@@ -411,17 +445,12 @@ class Worker(GeventWorker):
             server.stop(timeout=1)
 
     def handle(self, listener, client, addr):
-        if self.open_connections >= self.max_connections:
-            with contextlib.suppress(OSError):
-                client.setblocking(0)
-                client.send(raw_problem(503, headers=[("Retry-After", "1")]))
-            util.close(client)
-            return
-        self.open_connections += 1
+        """One connection, counted from its accept (`_Listener`)."""
         try:
             client.setblocking(1)
             client.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
-            AsyncWorker.handle(self, listener, _Connection(client, self.cfg.keepalive), addr)
+            connection = _Connection(client, self.cfg.keepalive)
+            AsyncWorker.handle(self, listener, connection, addr)  # closes it
         finally:
             self.open_connections -= 1
 

@@ -38,7 +38,7 @@ def _free_port():
 class Served:
     """gunicorn with gunicorn.conf.py on a free port, on the embedded store."""
 
-    def __init__(self):
+    def __init__(self, preexec_fn=None):
         self.port = _free_port()
         env = {**os.environ, "PORT": str(self.port), "INVENTORY_ADMIN_TOKEN": TOKEN,
                "WEB_CONCURRENCY": "1"}
@@ -46,7 +46,7 @@ class Served:
         self.log = open(ROOT / ".venv" / f"gunicorn-test-{self.port}.log", "w+")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "app:app"], cwd=ROOT, env=env,
-            stdout=self.log, stderr=subprocess.STDOUT)
+            stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -250,7 +250,13 @@ def test_the_longest_request_line_the_document_allows_is_served(served):
     (b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n"
      + b"".join(b"X-%d: 1\r\n" % i for i in range(150)) + b"\r\n", 431),
     (b"NOT HTTP AT ALL\r\n\r\n", 400),
+    # RFC 9112 section 6.3: chunked not last leaves the length unknown: 400
     (b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip\r\n\r\n", 400),
+    # ...and a coding the server does not implement before it: 501 (section 6.1)
+    (b"POST /organizations HTTP/1.1\r\nHost: localhost\r\n"
+     b"Transfer-Encoding: gzip, chunked\r\n\r\n", 501),
+    (b"GET /healthz HTTP/1.2\r\nHost: localhost\r\n\r\n", 505),
+    (b"GET /healthz HTTP/2.0\r\nHost: localhost\r\n\r\n", 505),
 ])
 def test_what_the_server_layer_refuses_is_in_the_error_format(served, request_bytes, status):
     _problem(served.raw(request_bytes), status)
@@ -287,3 +293,118 @@ def test_each_request_is_logged_once_by_the_service_and_not_by_gunicorn(served):
              if line.startswith("{") and marker in line]
     assert [line["logger"] for line in lines] == ["inventory.requests"]
     assert lines[0]["status"] == 404 and lines[0]["request_id"]
+
+
+AUTHORIZED = (b"Authorization: Bearer " + TOKEN.encode()
+              + b"\r\nContent-Type: application/json\r\n")
+
+
+def _timed(served, data, timeout=10):
+    began = time.monotonic()
+    answer = served.raw(data, timeout=timeout)
+    return answer, time.monotonic() - began
+
+
+@pytest.mark.parametrize("body, status", [
+    (b"zz\r\n", 400),  # not a chunk size
+    (b"2\r\n{}XX\r\n0\r\n\r\n", 400),  # a chunk without its terminator
+    (b"1000000000000000000\r\nab", 413),  # 2**72 bytes announced: refused at once
+])
+def test_a_broken_chunked_body_is_a_clean_error_at_once(served, body, status):
+    answer, took = _timed(served, b"POST /organizations HTTP/1.1\r\nHost: localhost\r\n"
+                          + AUTHORIZED + b"Transfer-Encoding: chunked\r\n\r\n" + body)
+    _problem(answer, status)
+    assert took < 5
+    assert "Traceback" not in served.log_text() and '"level": "error"' not in served.log_text()
+
+
+def test_expect_100_continue_with_a_body_over_the_limit_is_413_without_continue(served):
+    answer, took = _timed(served, b"POST /organizations HTTP/1.1\r\nHost: localhost\r\n"
+                          + AUTHORIZED + b"Expect: 100-continue\r\nContent-Length: 2000000\r\n\r\n")
+    assert b"100 Continue" not in answer
+    _problem(answer, 413)
+
+
+def test_expect_100_continue_is_answered_only_once_the_caller_is_authenticated(served):
+    head = (b"POST /organizations HTTP/1.1\r\nHost: localhost\r\nExpect: 100-continue\r\n"
+            b"Content-Type: application/json\r\nContent-Length: 17\r\n")
+    refused = served.raw(head + b"\r\n")  # no token: 401 from the head alone
+    assert b"100 Continue" not in refused and refused.startswith(b"HTTP/1.1 401 ")
+    with socket.create_connection(("127.0.0.1", served.port), timeout=5) as sock:
+        sock.sendall(head + b"Authorization: Bearer " + TOKEN.encode() + b"\r\n\r\n")
+        assert sock.recv(100) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(b'{"title": "Late"}')
+        assert sock.recv(100).startswith(b"HTTP/1.1 201 ")
+
+
+def test_a_body_that_stalls_is_408_after_the_request_deadline(served, monkeypatch):
+    # a token holder's body that never ends: the deadline, then a 408 in the error format
+    answer, took = _timed(served, b"POST /organizations HTTP/1.1\r\nHost: localhost\r\n"
+                          + AUTHORIZED + b"Content-Length: 100\r\n\r\n{", timeout=60)
+    problem = _problem(answer, 408)
+    assert "did not arrive" in problem["detail"]
+    assert 25 < took < 40
+
+
+def test_an_absolute_form_target_names_the_host(served):
+    # RFC 9112 section 3.2.2: the target's authority wins over Host
+    refused = served.raw(b"GET http://evil.example/healthz HTTP/1.1\r\nHost: localhost\r\n"
+                         b"Connection: close\r\n\r\n")
+    problem = _problem(refused, 400)
+    assert problem["errors"][0]["location"] == "header.host"
+    served_answer = served.raw(b"GET http://localhost/healthz HTTP/1.1\r\nHost: evil.example\r\n"
+                               b"Connection: close\r\n\r\n")
+    assert served_answer.startswith(b"HTTP/1.1 200 ")
+    assert b'"$schema":"http://localhost/schemas/Health.json"' in served_answer
+
+
+def test_an_error_answer_to_an_unread_body_closes_the_connection(served):
+    # gunicorn would otherwise read the unread body, as slowly as it comes
+    answer = served.raw(b"POST /organizations HTTP/1.1\r\nHost: localhost\r\n"
+                        b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
+    assert answer.startswith(b"HTTP/1.1 401 ") and b"Connection: close" in answer
+
+
+def test_under_a_low_open_files_limit_the_excess_is_refused_and_the_worker_goes_on():
+    # hard limit 256: at most 192 connections (64 kept for the worker's own
+    # files); 400 held sockets are refused past it, with a 503, and the
+    # worker neither dies nor hangs
+    def low_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    server = Served(preexec_fn=low_limit)
+    try:
+        attack = Attack(server.port, "idle", 400)
+        time.sleep(3)
+        attack.finish()
+        assert attack.refused, "the connections past the cap were refused with a 503"
+        _problem(next(a for a in attack.answers if a.startswith(b"HTTP/1.1 503")), 503)
+        time.sleep(0.5)
+        began = time.monotonic()
+        assert server.request("GET", "/healthz")[0] == 200
+        assert time.monotonic() - began < 1.0
+        log = server.log_text()
+        assert "serving at most 192 connections" in log
+        assert log.count("Booting worker") == 1 and "Traceback" not in log
+    finally:
+        server.stop()
+
+
+def test_running_out_of_descriptors_pauses_accepting_and_serves_on():
+    # a listener whose cap is far above what its open-files limit allows:
+    # the connections it cannot take wait, and are served once others end
+    process = subprocess.Popen([sys.executable, "-m", "tests.support.emfile_listener", "40"],
+                               cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(process.stdout.readline())
+        clients = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(80)]
+        answers = []
+        for client in clients:
+            answers.append(client.recv(10))
+            client.close()
+        assert answers == [b"ok"] * 80
+        assert process.poll() is None
+    finally:
+        process.kill()
+        output = process.stdout.read()
+    assert "out of file descriptors: accepting again shortly" in output
+    assert "Traceback" not in output
