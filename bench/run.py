@@ -2,7 +2,7 @@
 
 For each size N it seeds the embedded store with N records per collection and
 starts three servers, each under gunicorn with gunicorn.conf.py as the
-Procfile runs it (the threaded worker, one process, keep-alive):
+Procfile runs it (the gevent worker, one process, keep-alive):
 
 - service: the service itself (bench/seeded_app.py);
 - framework: a minimal flask-smorest app dumping the service's answers, held

@@ -17,6 +17,7 @@ from inventory.errors import NotAllowed, NotAuthenticated
 from inventory.operations import current_operation
 from inventory.roles import allows
 from inventory.store import get_store
+from inventory.store.events import acting_as
 from inventory.store.tokens import TOKEN_PREFIX
 from inventory.tokens_cli import tokens_cli
 
@@ -57,6 +58,7 @@ def authenticate():
         raise NotAllowed(f"This request needs the {declared.role} role; the token "
                         f"{principal.name!r} has {principal.role}.")
     g.principal = principal
+    acting_as(principal.name)  # the actor of this request's events
 
 
 def current_principal():

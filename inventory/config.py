@@ -41,6 +41,8 @@ class Config:
         # decides which hosts reach the service).
         self.ALLOWED_HOSTS = _list(os.environ.get("ALLOWED_HOSTS"))
         self.MAX_BODY_BYTES = MAX_BODY_BYTES
+        # How long the change feed keeps events (a TTL index on MongoDB).
+        self.EVENTS_RETENTION_DAYS = int(os.environ.get("EVENTS_RETENTION_DAYS") or 30)
         self.TESTING = False
         for key, value in overrides.items():
             setattr(self, key, value)

@@ -112,3 +112,25 @@ class BadOrdering(ServiceError):
     def __init__(self, detail, text):
         super().__init__(detail)
         self.text = text
+
+
+class BadResumePoint(ServiceError):
+    """A resume point (`after`, `Last-Event-ID`) that is not an event id;
+    `location` says which of them."""
+
+    def __init__(self, detail, value, location):
+        super().__init__(detail)
+        self.value, self.location = value, location
+
+
+class EventExpired(ServiceError):
+    """A resume point older than the oldest event the feed keeps."""
+
+    def __init__(self, event_id, location):
+        super().__init__(f"The feed no longer keeps {event_id!r} and what followed it; "
+                         "list the events again and resume from the newest id.")
+        self.value, self.location = event_id, location
+
+
+class Busy(ServiceError):
+    """The process serves as many of these as it may: retry shortly."""

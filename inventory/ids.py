@@ -12,6 +12,7 @@ ORG_ID_RE = re.compile(rf"^org_{_UUID}$")
 CLUSTER_ID_RE = re.compile(rf"^k8scl_{_UUID}$")
 SCAN_ID_RE = re.compile(rf"^k8scs_{_UUID}$")
 TOKEN_ID_RE = re.compile(rf"^tok_{_UUID}$")
+EVENT_ID_RE = re.compile(r"^evt_[0-9a-f]{16}$")
 
 
 _clock = {"ms": 0, "seq": 0}

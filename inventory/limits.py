@@ -16,3 +16,9 @@ REQUEST_TIMEOUT = 30.0  # seconds for the body and the answer, once the head is 
 # Descriptors a worker keeps free of client connections: its listening
 # socket, the journal, log files, the database's connections.
 DESCRIPTOR_RESERVE = 64
+
+# The change feed's streams (Server-Sent Events), per worker process: each is
+# a greenlet waiting on the feed, a few kilobytes.
+MAX_STREAMS = 500
+STREAM_SECONDS = 300  # a stream ends after this; the client resumes with Last-Event-ID
+STREAM_KEEPALIVE_SECONDS = 15  # a comment at least this often keeps proxies from cutting it

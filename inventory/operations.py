@@ -42,6 +42,7 @@ class Operation:
     secret: bool = False  # its answer holds a secret: Cache-Control: no-store
     # OpenAPI links from its success answer: name -> (operationId, {parameter: expression})
     links: dict = field(default_factory=dict)
+    stream: str | None = None  # a media type it streams instead, when Accept asks for it
 
     def __post_init__(self):
         if self.role is not None and self.role not in ROLES:

@@ -200,6 +200,10 @@ class _Connection:
         self._reading_head = False
         self._until = time.monotonic() + REQUEST_TIMEOUT
 
+    def extend_answer(self, seconds):
+        """Let this answer run `seconds` from now: a stream, by design long."""
+        self._until = max(self._until, time.monotonic() + seconds)
+
     def recv(self, size):
         if self._reading_head:
             waiting = not self._received
@@ -314,6 +318,7 @@ class _ServerBoundary:
 
     def __call__(self, environ, start_response):
         connection = environ["gunicorn.socket"]
+        environ["inventory.extend_answer"] = connection.extend_answer
         if not _has_body(environ):
             return self.app(environ, start_response)
         environ["wsgi.input"] = _RequestBody(environ["wsgi.input"], connection)

@@ -8,6 +8,7 @@ import flask_swagger_ui
 from inventory import operations
 from inventory.api import (
     clusters,
+    events,
     meta,
     openapi,
     organizations,
@@ -17,7 +18,8 @@ from inventory.api import (
 )
 from schemas.common import ErrorSchema
 
-BLUEPRINTS = (organizations.blp, platforms.blp, clusters.blp, scans.blp, tokens.blp, meta.blp)
+BLUEPRINTS = (organizations.blp, platforms.blp, clusters.blp, scans.blp, tokens.blp,
+              events.blp, meta.blp)
 
 
 class Api(flask_smorest.Api):

@@ -5,7 +5,14 @@ from dataclasses import dataclass
 from inventory import filtering
 from inventory.api.errors import RequestError
 from inventory.auth import current_scope
-from inventory.ids import CLUSTER_ID_RE, ORG_ID_RE, SCAN_ID_RE, SLUG_RE, TOKEN_ID_RE
+from inventory.ids import (
+    CLUSTER_ID_RE,
+    EVENT_ID_RE,
+    ORG_ID_RE,
+    SCAN_ID_RE,
+    SLUG_RE,
+    TOKEN_ID_RE,
+)
 from inventory.paging import tokens
 from schemas.common import DEFAULT_LIMIT
 
@@ -34,6 +41,8 @@ PATH_KEYS = {
                        (SLUG_RE, CLUSTER_ID_RE)),
     "scan": PathKey("The scan's id.", "a scan id (k8scs_ followed by a UUID)", (SCAN_ID_RE,)),
     "token": PathKey("The token's id.", "a token id (tok_ followed by a UUID)", (TOKEN_ID_RE,)),
+    "event": PathKey("The event's id.", "an event id (evt_ followed by 16 hex digits)",
+                     (EVENT_ID_RE,)),
     "name": PathKey("A schema's name, as in a body's `$schema`.", "a schema name",
                     (re.compile(r"^[A-Za-z0-9]{1,64}$"),)),
 }
@@ -57,6 +66,10 @@ def scan_key(value):
 
 def token_key(value):
     return PATH_KEYS["token"].check("token", value)
+
+
+def event_key(value):
+    return PATH_KEYS["event"].check("event", value)
 
 
 def list_page(list_key, args, fetch, orderings):

@@ -23,7 +23,8 @@ STATUS = {
     errors.Unavailable: 503, errors.InvalidField: 422, errors.StaleRevision: 412,
     errors.HasChildren: 409, errors.KeyInUse: 409, errors.Contended: 409,
     errors.InProgress: 409, errors.KeyReused: 422, errors.BadFilter: 422,
-    errors.BadContinuation: 422, errors.BadOrdering: 422,
+    errors.BadContinuation: 422, errors.BadOrdering: 422, errors.BadResumePoint: 422,
+    errors.EventExpired: 410, errors.Busy: 503,
 }
 
 # webargs location names -> the wire's location prefixes
@@ -65,6 +66,8 @@ def _entries_of(error):
         return [error_entry("query.filter", error.message, error.fragment)]
     if isinstance(error, errors.BadContinuation):
         return [error_entry("query.continue", error.detail, error.token)]
+    if isinstance(error, (errors.BadResumePoint, errors.EventExpired)):
+        return [error_entry(error.location, error.detail, error.value)]
     if isinstance(error, errors.BadOrdering):
         return [error_entry("query.order_by", error.detail, error.text)]
     return []
@@ -76,7 +79,7 @@ def _headers_of(error):
         if error.invalid_token:
             challenge += ', error="invalid_token"'
         return {"WWW-Authenticate": challenge}
-    if isinstance(error, errors.Unavailable):
+    if isinstance(error, (errors.Unavailable, errors.Busy)):
         return {"Retry-After": "5"}
     return {}
 

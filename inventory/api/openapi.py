@@ -59,6 +59,8 @@ ERROR_MEANINGS = {
     409: "A record with this key exists, the record still has children (pass force=true), "
          "or a request with this Idempotency-Key is still running.",
     412: "If-Match names no current ETag of the record: it changed meanwhile.",
+    410: "The resume point is older than the oldest event kept: list again and resume "
+         "from the newest id.",
     413: "The body is over 1 MiB.",
     415: "The body is not JSON.",
     422: "A parameter, header or body field is not valid; `errors` has one entry per problem.",
@@ -121,6 +123,10 @@ def _complete_operation(operation, declared):
         response["headers"] = _success_headers(status, response, declared)
         if declared.links and status.startswith("2"):
             response["links"] = _links(declared)
+        if declared.stream and status == "200":
+            response["content"][declared.stream] = {"schema": {
+                "type": "string", "description": "Server-Sent Events: each event's `id:` is "
+                "its id, `event:` its type, `data:` the event as JSON."}}
     parameters = operation.setdefault("parameters", [])
     if declared.if_none_match:
         parameters.append(REQUEST_HEADERS["If-None-Match"])

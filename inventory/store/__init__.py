@@ -16,6 +16,7 @@ from flask.cli import with_appcontext
 from pymongo import ASCENDING
 
 from inventory.errors import Unavailable
+from inventory.store.events import OUTBOX_SINCE, EventStore
 from inventory.store.idempotency import IdempotencyStore
 from inventory.store.resources import (
     ClusterStore,
@@ -99,7 +100,7 @@ def connect(config):
 class Store:
     """The resource collections, and the API tokens, over one database."""
 
-    def __init__(self, db):
+    def __init__(self, db, events_retention_days=30):
         self.db = db
         self.tokens = TokenStore(db)
         self.organizations = OrganizationStore(db)
@@ -116,15 +117,24 @@ class Store:
         self.clusters.platforms = self.platforms
         self.clusters.children = self.scans
         self.scans.clusters = self.clusters
+        # every change's event goes through the record's outbox to the feed
+        self.events = EventStore(db, events_retention_days)
+        self.events.sources = list(self.listed())
+        for resource in self.listed():
+            resource.events = self.events
 
     def create_indexes(self):
         """Every index the queries need, and the order keys they index."""
         for name, indexes in INDEXES.items():
             for keys, options in indexes:
                 self.db[name].create_index(keys, **options)
+        for keys, options in self.events.indexes():
+            self.events.collection.create_index(keys, **options)
         for resource in self.listed():
             for keys in resource.order_indexes():
                 resource.collection.create_index(keys)
+            # the sweeper's query: records with events not yet in the feed
+            resource.collection.create_index([(OUTBOX_SINCE, ASCENDING)], sparse=True)
             resource.add_missing_order_keys()
 
     def listed(self):
@@ -154,7 +164,7 @@ def create_indexes_command():
 
 
 def init_app(app, config):
-    store = Store(connect(config))
+    store = Store(connect(config), config.EVENTS_RETENTION_DAYS)
     app.extensions["inventory.store"] = store
     if config.embedded:
         store.create_indexes()  # no release step runs for an in-memory database

@@ -25,9 +25,16 @@ that dies mid-create leaves at most one child under a parent that is live
 Updates are read, check, write: the write is conditional on the revision
 that was read, so rules about the merged record (how many labels it has)
 hold however many clients change it at once.
+
+Events. Every insert, update and removal writes its event into the record's
+own document in the same atomic write (the outbox), then publishes it to
+the change feed (inventory/store/events.py, which says why that loses and
+reorders nothing). A removal's event is written once the record's children
+are gone, when nothing can bring it back, and published before it goes.
 """
 import secrets
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from functools import cached_property
 
 import orjson
@@ -44,6 +51,7 @@ from inventory.errors import (
     StaleRevision,
 )
 from inventory.ids import now_rfc3339
+from inventory.store.events import OUTBOX, OUTBOX_SINCE, changes_between
 from inventory.store.order_keys import order_key
 from inventory.store.query import FilterCompiler
 
@@ -59,6 +67,10 @@ MAX_EXAMINED = 1000
 # merged result of updates.
 MAX_RECORD_BYTES = 128 * 1024
 UPDATE_ATTEMPTS = 10  # read-check-write rounds before an update gives up (409)
+
+
+def _now():
+    return datetime.now(timezone.utc)
 
 
 def new_revision():
@@ -131,6 +143,34 @@ class ResourceStore:
     def __init__(self, db):
         self.collection = db[self.collection_name]
         self.filter_compiler = FilterCompiler(self.filter_fields, self.stored_name)
+
+    # -- events -------------------------------------------------------------
+
+    events = None  # the change feed (inventory.store.events.EventStore), set by Store
+    event_kind = None  # the record's name in event types (`kubecluster.created`)
+
+    def subject(self, doc, parent=None):
+        """The path of the record in `doc`, as the API addresses it."""
+        return f"/{self.path}/{doc['_id']}"
+
+    path = None  # the collection's path in the API
+
+    def owner(self, doc, parent=None):
+        """The organization the record in `doc` belongs to."""
+        return doc.get("organization")
+
+    def with_event(self, doc, action, key, changes=None, parent=None):
+        """`doc` with a new event of it in its outbox (for the same write);
+        `parent`, the parent's document where the record does not name it all."""
+        event = self.events.event(self.event_kind, action, key, self.subject(doc, parent),
+                                  self.to_api(doc), self.owner(doc, parent), changes)
+        return {**doc, OUTBOX: [*(doc.get(OUTBOX) or []), event],
+                OUTBOX_SINCE: doc.get(OUTBOX_SINCE) or _now()}
+
+    def publish(self, stored_key):
+        """Copy the record's pending events into the feed."""
+        if self.events is not None:
+            self.events.publish_pending(self.collection, stored_key)
 
     # -- mapping between API records and stored documents -----------------
 
@@ -301,21 +341,30 @@ class ResourceStore:
 
     # -- writes -----------------------------------------------------------
 
-    def insert(self, doc):
+    def insert(self, doc, publish=True, parent=None):
+        """Insert `doc` with its `created` event; publish it unless the caller
+        has a check to make first."""
         doc.setdefault(REVISION, new_revision())
         doc.update(self.order_fields(doc))
+        if self.events is not None:
+            doc.update(self.with_event(doc, "created", f"{self.event_kind}:{doc['_id']}:"
+                                       f"{doc[REVISION]}:created", parent=parent))
         try:
             self.collection.insert_one(doc)
         except DuplicateKeyError:
             raise KeyInUse(f"A {self.kind} {doc['_id']!r} exists already.") from None
+        if publish:
+            self.publish(doc["_id"])
 
     def insert_under(self, doc, parent_store, parent_doc, refused):
         """Insert `doc`, then undo it if the parent read as `parent_doc` went
-        away meanwhile (the protocol above)."""
-        self.insert(doc)
+        away meanwhile (the protocol above); its event is published only
+        once it stays."""
+        self.insert(doc, publish=False)
         if not parent_store.still_live(parent_doc):
             self.collection.delete_one({"_id": doc["_id"]})
             raise refused
+        self.publish(doc["_id"])
 
     @staticmethod
     def audit_new(principal):
@@ -345,16 +394,27 @@ class ResourceStore:
                     raise ImmutableField(field, self.kind, value)
             if not sets and not unsets:
                 return self.to_api(current)
-            self.check_merged(_merged(current, sets, unsets))
+            merged = _merged(current, sets, unsets)
+            self.check_merged(merged)
+            changes = changes_between(self.to_api(current), self.to_api(merged))
+            if changes is None:
+                return self.to_api(current)  # a write that changes nothing is not made
             written = {**sets, "last_modified_by": principal, "last_modified_on": now_rfc3339(),
                        REVISION: new_revision()}
             # the order keys of the record as written, from the very revision read
-            written.update(self.order_fields(_merged(current, written, unsets)))
+            after = _merged(current, written, unsets)
+            written.update(self.order_fields(after))
+            if self.events is not None:
+                outboxed = self.with_event(
+                    {**after, **self.order_fields(after)}, "updated",
+                    f"{self.event_kind}:{current['_id']}:{written[REVISION]}", changes)
+                written.update({OUTBOX: outboxed[OUTBOX], OUTBOX_SINCE: outboxed[OUTBOX_SINCE]})
             update = {"$set": written, **({"$unset": unsets} if unsets else {})}
             doc = self.collection.find_one_and_update(
                 all_of(self.identity(current), {REVISION: current.get(REVISION)}, LIVE), update,
                 return_document=ReturnDocument.AFTER)
             if doc is not None:
+                self.publish(doc["_id"])
                 return self.to_api(doc)
         raise Contended(f"The {self.kind} is being changed by others too often; retry.")
 
@@ -431,7 +491,27 @@ class ResourceStore:
         self.mark_deleting(query)
         if self.children is not None:
             self.delete_children(list(self.collection.find(query, {"_id": 1, "id": 1})))
+        if self.events is not None:
+            for doc in self.collection.find({**query, DELETING: True}):
+                self._record_removal(doc)
         self.collection.delete_many({**query, DELETING: True})
+
+    def _record_removal(self, doc):
+        """Write the `deleted` event of a marked record whose children are
+        gone (once: a repeated delete finds it there), and publish its
+        pending events before the record goes with its outbox."""
+        key = f"{self.event_kind}:{doc['_id']}:{doc.get(REVISION)}:deleted"
+        while doc is not None and all(event["key"] != key for event in doc.get(OUTBOX) or []):
+            outboxed = self.with_event(doc, "deleted", key)
+            # conditional on the outbox read: the sweeper may be emptying it
+            if self.collection.update_one(
+                    {"_id": doc["_id"], DELETING: True, OUTBOX: doc.get(OUTBOX)},
+                    {"$set": {OUTBOX: outboxed[OUTBOX], OUTBOX_SINCE: outboxed[OUTBOX_SINCE]}}
+                    ).matched_count:
+                break
+            doc = self.collection.find_one({"_id": doc["_id"], DELETING: True})
+        if doc is not None:
+            self.publish(doc["_id"])
 
     def delete_children(self, docs):
         if docs:

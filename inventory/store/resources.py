@@ -23,6 +23,7 @@ AUDIT_FIELDS = {"created_by": "string", "created_on": "timestamp",
 class OrganizationStore(ResourceStore):
     collection_name = "organizations"
     kind = "organization"
+    event_kind, path = "organization", "organizations"
     key_field = "id"
     child_field = "organization"
     scope_field = "_id"
@@ -37,6 +38,9 @@ class OrganizationStore(ResourceStore):
         self.insert(doc)
         return self.to_api(doc)
 
+    def owner(self, doc, parent=None):
+        return doc["_id"]
+
     def live_parent(self, org, scope=None):
         """The stored organization a new record will belong to, or a 422 at
         `body.organization`."""
@@ -50,12 +54,13 @@ class OrganizationStore(ResourceStore):
         tokens are children too, made by the same protocol."""
         super().delete_children(docs)
         if docs:
-            self.tokens.collection.delete_many({"organization": {"$in": [d["_id"] for d in docs]}})
+            self.tokens.delete_where({"organization": {"$in": [d["_id"] for d in docs]}})
 
 
 class PlatformStore(ResourceStore):
     collection_name = "platforms"
     kind = "platform"
+    event_kind, path = "kubeplatform", "kubeplatforms"
     key_field = "name"
     child_field = "platform"
     scope_field = "organization"
@@ -83,6 +88,7 @@ class PlatformStore(ResourceStore):
 class ClusterStore(ResourceStore):
     collection_name = "clusters"
     kind = "cluster"
+    event_kind, path = "kubecluster", "kubeclusters"
     key_field = "name"
     scope_field = "organization"
     immutable_fields = ("name", "platform")
@@ -164,6 +170,7 @@ class ScanStore(ResourceStore):
 
     collection_name = "scans"
     kind = "scan"
+    event_kind = "kubeclusterscan"
     key_field = "_key"  # scans are never addressed by key; to_api drops it
     filter_fields = {"id": "string", "cluster": "string", "scanned_on": "integer"}
     orderings = ordering.SCANS
@@ -204,12 +211,19 @@ class ScanStore(ResourceStore):
         scan_id = new_id("k8scs")
         doc = {"_id": self.key(cluster["id"], scanned_on, scan_id), "id": scan_id,
                "cluster": cluster["id"], "scanned_on": scanned_on}
-        self.insert(doc)
+        self.insert(doc, publish=False, parent=cluster)
         # The cluster's update doubles as the check that it still exists.
         if not self.clusters.record_scan_time(cluster, scanned_on):
             self.collection.delete_one({"_id": doc["_id"]})
             raise NotFound(f"No cluster {cluster_key!r}.")
+        self.publish(doc["_id"])
         return self.to_api(doc)
+
+    def subject(self, doc, parent=None):
+        return f"/kubeclusters/{parent['_id']}/scans/{doc['id']}"
+
+    def owner(self, doc, parent=None):
+        return parent.get("organization")
 
     def delete_of_cluster(self, cluster_id):
         lower, upper = self.key_range(cluster_id)

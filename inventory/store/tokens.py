@@ -25,6 +25,7 @@ def hash_secret(secret):
 class TokenStore(ResourceStore):
     collection_name = "tokens"
     kind = "token"
+    event_kind, path = "token", "tokens"
     key_field = "id"
     scope_field = "organization"
     filter_fields = {"id": "string", "name": "string", "role": "string",

@@ -1,0 +1,161 @@
+"""/events: the change feed and audit history, read as pages, by waiting, or
+as a stream of Server-Sent Events."""
+import threading
+import time
+
+import orjson
+from flask import Response, request
+from flask.views import MethodView
+
+from inventory import filtering
+from inventory.api.blueprint import Blueprint
+from inventory.api.common import event_key
+from inventory.api.errors import RequestError
+from inventory.auth import current_scope
+from inventory.errors import Busy
+from inventory.limits import (
+    MAX_STREAMS,
+    REQUEST_TIMEOUT,
+    STREAM_KEEPALIVE_SECONDS,
+    STREAM_SECONDS,
+)
+from inventory.operations import operation
+from inventory.paging import tokens
+from inventory.store import get_store
+from schemas.common import DEFAULT_LIMIT
+from schemas.events import EventListArgsSchema, EventListSchema, EventSchema
+
+EVENT_STREAM = "text/event-stream"
+STREAM_PAGE = 100  # events read at once while streaming
+
+blp = Blueprint("events", __name__, url_prefix="/events",
+                description="The change feed: every accepted change, oldest first.")
+
+
+class _Streams:
+    """How many streams this process serves; past MAX_STREAMS, a 503."""
+
+    def __init__(self):
+        self.open = 0
+        self._lock = threading.Lock()
+
+    def take(self):
+        with self._lock:
+            if self.open >= MAX_STREAMS:
+                raise Busy(f"This process serves {MAX_STREAMS} event streams already; "
+                           "retry shortly.")
+            self.open += 1
+
+    def give_back(self):
+        with self._lock:
+            self.open -= 1
+
+
+streams = _Streams()
+
+
+@blp.route("")
+class Events(MethodView):
+    @blp.arguments(EventListArgsSchema, location="query")
+    @blp.response(200, EventListSchema)
+    @operation("listEvents", role="reader", errors=(410, 422), stream=EVENT_STREAM)
+    def get(self, args):
+        """List the change feed, wait for it, or stream it
+
+        Oldest first. Resume from the last id seen with `after` (or, for a
+        stream, `Last-Event-ID`): every later event comes exactly once. With
+        `wait`, an answer with no newer event waits for one. With `Accept:
+        text/event-stream`, Server-Sent Events: a comment at least every 15 s,
+        the stream ending after 300 s (reconnect with `Last-Event-ID`); past
+        the streams a process serves, 503. A scoped token sees its
+        organization's events only."""
+        feed, scope = get_store().events, current_scope()
+        filter_text = args.get("filter") or None
+        tree = filtering.parse(filter_text) if filter_text else None
+        list_key = f"events@{scope or '*'}"
+        after = self._resume_point(feed, args, list_key, filter_text)
+        if request.accept_mimetypes.best_match(["application/json", EVENT_STREAM]) \
+                == EVENT_STREAM:
+            last_seen = request.headers.get("Last-Event-ID")
+            if last_seen:
+                after = feed.resolve(last_seen, "header.last-event-id")
+            return _stream(feed, after, tree, scope)
+        events, next_after, end = feed.page(after, args.get("limit") or DEFAULT_LIMIT,
+                                            tree, scope)
+        if args.get("wait") and not events and next_after is None:
+            deadline = time.monotonic() + args["wait"]
+            while not events and next_after is None \
+                    and (remaining := deadline - time.monotonic()) > 0:
+                if feed.wait(end, remaining):
+                    events, next_after, end = feed.page(
+                        end, args.get("limit") or DEFAULT_LIMIT, tree, scope)
+        next_token = tokens().encode(list_key, filter_text, next_after, "") \
+            if next_after else ""
+        return {"results": events, "pagination": {"continue_": next_token}}
+
+    @staticmethod
+    def _resume_point(feed, args, list_key, filter_text):
+        if args.get("continue_") and args.get("after"):
+            raise RequestError(422, "query.after", "Give `after` or `continue`, not both.",
+                               args["after"])
+        if args.get("continue_"):
+            return tokens().decode(args["continue_"], list_key, filter_text, "")
+        if args.get("after"):
+            return feed.resolve(args["after"], "query.after")
+        return None
+
+
+@blp.route("/<event>")
+class Event(MethodView):
+    @blp.response(200, EventSchema)
+    @operation("getEvent", role="reader", errors=(404, 422))
+    def get(self, event):
+        """Read one event
+
+        A scoped token reads its organization's events only (404 for
+        others')."""
+        return get_store().events.get(event_key(event), current_scope())
+
+
+def _stream(feed, after, tree, scope):
+    """The Server-Sent Events answer: events as they are committed, a comment
+    when there are none for STREAM_KEEPALIVE_SECONDS, the end after
+    STREAM_SECONDS. Each waits in its own greenlet, holding no thread."""
+    streams.take()
+    extend = request.environ.get("inventory.extend_answer")  # the server's answer deadline
+    if extend is not None:
+        extend(STREAM_SECONDS + REQUEST_TIMEOUT)
+    return Response(_EventStream(feed, after, tree, scope), mimetype=EVENT_STREAM,
+                    headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+class _EventStream:
+    """The stream's body; its slot is given back when the server closes it,
+    whether or not it was ever read."""
+
+    def __init__(self, feed, after, tree, scope):
+        self._events = self._generate(feed, after, tree, scope)
+        self._open = True
+
+    def __iter__(self):
+        return self._events
+
+    def close(self):
+        self._events.close()
+        if self._open:
+            self._open = False
+            streams.give_back()
+
+    @staticmethod
+    def _generate(feed, after, tree, scope):
+        ends = time.monotonic() + STREAM_SECONDS
+        yield b"retry: 1000\n\n"
+        while (remaining := ends - time.monotonic()) > 0:
+            events, next_after, end = feed.page(after, STREAM_PAGE, tree, scope)
+            for event in events:
+                yield (f"id: {event['id']}\nevent: {event['type']}\ndata: ".encode()
+                       + orjson.dumps(event) + b"\n\n")
+            after = next_after or end
+            if not events and next_after is None and not feed.wait(
+                    end, min(STREAM_KEEPALIVE_SECONDS, remaining)):
+                yield b": keep-alive\n\n"

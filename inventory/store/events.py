@@ -1,0 +1,339 @@
+"""The change feed: every accepted change as one event, in one order that all
+readers share, each event delivered exactly once to a reader that resumes
+from the last id it saw. Built on what every MongoDB deployment guarantees:
+atomic single-document writes and unique indexes; no transactions.
+
+Why it cannot lose an event (the outbox). A change and its event are one
+atomic write: the event is written into the changed record's own document
+(`_outbox`), in the same insert or compare-and-swap update. Only then is it
+copied to the feed and removed from the record. A process that dies in
+between leaves the event in the record, where the sweeper (`sweep`, run by
+every process every few seconds) publishes it; a record being deleted has
+its pending events published before it goes. Copying is idempotent: each
+event has a key (its record and revision) under a unique index, so an event
+published twice (a slow writer and the sweeper) is stored once.
+
+Why it cannot reorder (slots). Each event takes a slot, a number from one
+counter (`$inc` on one document), and is stored with the slot as its `_id`.
+Slots are handed out in one order but filled in another: a reader that saw
+slot 10 must never miss slot 9, filled a moment later. So a reader never
+passes an empty slot: it reads up to the first gap, and a gap older than
+GAP_SECONDS (the slot after it was filled that long ago) is closed by
+inserting a tombstone into it. The slot's unique `_id` decides atomically
+between the late event and the tombstone; the event that lost its slot
+takes a new one. Every slot a reader passes is final.
+
+Each record's events follow its changes: a record's pending events are
+published oldest first, and a later one only once the earlier ones are in
+the feed (published by this writer or found there by key).
+
+Ids are `evt_` + the slot in 16 hex digits, so they compare in feed order as
+plain strings. Events expire after the retention (a TTL index on `at`);
+resuming from an id no longer kept is `EventExpired` (410).
+"""
+import contextvars
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+
+from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError
+
+from inventory.errors import BadResumePoint, EventExpired, NotFound
+from inventory.ids import now_rfc3339
+from inventory.store.query import FilterCompiler
+
+OUTBOX = "_outbox"  # a record's events not yet in the feed, oldest first
+OUTBOX_SINCE = "_outbox_since"  # when its oldest pending event was written
+# A record's pending events older than this are published by the sweeper: by
+# then the request that wrote them has ended (its deadline is 30 s).
+STALE_SECONDS = 60.0
+SWEEP_SECONDS = 5.0
+# An empty slot is closed once the slot after it was filled this long ago:
+# far longer than a writer takes between taking a slot and filling it.
+GAP_SECONDS = 2.0
+MAX_EXAMINED = 1000  # slots a page reads at most (as a filtered page, README: Lists)
+ID_PREFIX = "evt_"
+_SLOT_DIGITS = 16
+
+_actor = contextvars.ContextVar("inventory_actor", default="system")
+
+
+def acting_as(name):
+    """Name the principal the events of this request (context) are by."""
+    _actor.set(name)
+
+
+def slot_id(slot):
+    return f"{slot:0{_SLOT_DIGITS}x}"
+
+
+def event_slot(event_id):
+    """The slot of an event id, or None if `event_id` is not one."""
+    digits = event_id[len(ID_PREFIX):] if event_id.startswith(ID_PREFIX) else ""
+    if len(digits) != _SLOT_DIGITS or any(c not in "0123456789abcdef" for c in digits):
+        return None
+    return digits
+
+
+def _next_slot_id(slot):
+    return slot_id(int(slot, 16) + 1)
+
+
+def _diff(before, after, prefix=""):
+    """{dotted path: {"from", "to"}} of the leaves that differ."""
+    changes = {}
+    for key in sorted(set(before) | set(after), key=str):
+        old, new = before.get(key), after.get(key)
+        path = f"{prefix}{key}"
+        if isinstance(old, dict) and isinstance(new, dict):
+            changes.update(_diff(old, new, f"{path}."))
+        elif old != new:
+            changes[path] = {"from": old, "to": new}
+    return changes
+
+
+# Audit fields change with every write; the event's own fields say who and when.
+_UNCOMPARED = frozenset({"last_modified_by", "last_modified_on"})
+
+
+def changes_between(before, after):
+    """The fields an update changed, as an event's `changes` (None: nothing)."""
+    changes = _diff({k: v for k, v in before.items() if k not in _UNCOMPARED},
+                    {k: v for k, v in after.items() if k not in _UNCOMPARED})
+    return changes or None
+
+
+class EventStore:
+    """The feed, and the events every resource store writes into it."""
+
+    collection_name = "events"
+    filter_fields = {"type": "string", "occurred_on": "timestamp", "actor": "string",
+                     "organization": "string", "subject": "string"}
+
+    def __init__(self, db, retention_days=30):
+        self.collection = db[self.collection_name]
+        self.counters = db["settings"]
+        self.retention = timedelta(days=retention_days)
+        self.filter_compiler = FilterCompiler(self.filter_fields, lambda field: field)
+        self.sources = []  # the resource stores whose records hold outboxes
+        self._committed = threading.Condition()
+        self._head = None  # the newest slot this process has seen filled
+
+    def indexes(self):
+        return [([("key", 1)], {"unique": True}),
+                ([("at", 1)], {"expireAfterSeconds": int(self.retention.total_seconds())})]
+
+    # -- making events ------------------------------------------------------
+
+    @staticmethod
+    def event(kind, action, key, subject, record, organization, changes=None):
+        """A new event of `record` (as the API shows it) for an outbox."""
+        event = {"key": key, "type": f"{kind}.{action}", "occurred_on": now_rfc3339(),
+                 "actor": _actor.get(), "subject": subject, "object": dict(record)}
+        if organization is not None:
+            event["organization"] = organization
+        if changes is not None:
+            event["changes"] = changes
+        return event
+
+    # -- publishing ---------------------------------------------------------
+
+    def publish_pending(self, collection, stored_key):
+        """Copy the pending events of one record into the feed, oldest first,
+        then take them out of its outbox."""
+        doc = collection.find_one({"_id": stored_key}, {OUTBOX: 1})
+        pending = (doc or {}).get(OUTBOX) or []
+        for event in pending:
+            self.append(event)
+        if pending:
+            self._clear_outbox(collection, stored_key, {e["key"] for e in pending})
+
+    @staticmethod
+    def _clear_outbox(collection, stored_key, published):
+        # A set of the whole list, conditional on the list read: a writer that
+        # added an event meanwhile keeps it (and the embedded store writes by
+        # key, which it cannot for $pull).
+        for _ in range(10):
+            doc = collection.find_one({"_id": stored_key}, {OUTBOX: 1})
+            current = (doc or {}).get(OUTBOX)
+            if not current:
+                return
+            remaining = [e for e in current if e["key"] not in published]
+            update = {"$set": {OUTBOX: remaining}} if remaining else \
+                {"$unset": {OUTBOX: "", OUTBOX_SINCE: ""}}
+            if collection.update_one({"_id": stored_key, OUTBOX: current},
+                                     update).matched_count:
+                return
+
+    def append(self, event):
+        """Store `event` in the feed once: the slot of its copy there."""
+        while True:
+            published = self.collection.find_one({"key": event["key"]}, {"_id": 1})
+            if published is not None:
+                return published["_id"]
+            slot = self._take_slot()
+            try:
+                self.collection.insert_one({**event, "_id": slot, "at": _now()})
+            except DuplicateKeyError:
+                if self.collection.find_one({"key": event["key"]}, {"_id": 1}) is not None:
+                    self._tombstone(slot)  # published by another meanwhile: our slot stays empty
+                continue  # (else a reader closed our slot while we were slow: take another)
+            self._announce(slot)
+            return slot
+
+    def _take_slot(self):
+        counter = self.counters.find_one_and_update(
+            {"_id": "event-slots"}, {"$inc": {"value": 1}}, upsert=True,
+            return_document=ReturnDocument.AFTER)
+        return slot_id(counter["value"])
+
+    def _tombstone(self, slot):
+        try:
+            self.collection.insert_one({"_id": slot, "key": f"gap:{slot}", "gap": True,
+                                        "at": _now()})
+        except DuplicateKeyError:
+            pass  # filled meanwhile, by its event or another tombstone
+
+    # -- reading ------------------------------------------------------------
+
+    def resolve(self, event_id, location):
+        """The slot of a resume point, checked: BadContinuation if it is not
+        an event id, EventExpired if the feed no longer keeps it."""
+        slot = event_slot(event_id or "")
+        if slot is None:
+            raise BadResumePoint(f"Not an event id (evt_ and 16 hex digits): {event_id!r}.",
+                                 event_id, location)
+        if self.collection.find_one({"_id": slot}, {"_id": 1}) is None:
+            oldest = self.collection.find_one({}, {"_id": 1}, sort=[("_id", 1)])
+            if oldest is not None and slot < oldest["_id"]:
+                raise EventExpired(event_id, location)
+        return slot
+
+    def page(self, after, limit, tree=None, scope=None):
+        """(events, where the next page starts when more may follow (else
+        None), the last slot read): the events after slot `after` (None: from
+        the oldest kept) matching the parsed filter `tree`, in the caller's
+        scope, in feed order. Reads at most MAX_EXAMINED slots, and never
+        past an unfilled one."""
+        end, at_head = self._settled_end(after)
+        if end is None or end == after:
+            return [], None, after
+        bounds = {"$lte": end, **({"$gt": after} if after is not None else {})}
+        query = {"_id": bounds, "gap": {"$exists": False}}
+        if scope is not None:
+            query["organization"] = scope
+        if tree is not None:
+            query = {"$and": [query, self.filter_compiler.compile(tree)]}
+        docs = list(self.collection.find(query, sort=[("_id", 1)], limit=limit + 1))
+        if len(docs) > limit:
+            return [self._to_api(d) for d in docs[:limit]], docs[limit - 1]["_id"], end
+        return [self._to_api(d) for d in docs], None if at_head else end, end
+
+    def _settled_end(self, after):
+        """(the last slot of the contiguous run after `after`, within
+        MAX_EXAMINED; whether that run reaches the newest filled slot).
+        (None, True) when nothing follows. A stale gap is closed on the way."""
+        for _ in range(3):
+            query = {"_id": {"$gt": after}} if after is not None else {}
+            slots = [d["_id"] for d in self.collection.find(
+                query, {"_id": 1}, sort=[("_id", 1)], limit=MAX_EXAMINED + 1)]
+            if not slots:
+                return after, True
+            expected = slots[0] if after is None else _next_slot_id(after)
+            last = after
+            for slot in slots[:MAX_EXAMINED]:
+                if slot != expected:
+                    break
+                last, expected = slot, _next_slot_id(slot)
+            else:
+                return last, len(slots) <= MAX_EXAMINED
+            # `expected` is empty while a later slot is filled
+            if not self._close_if_stale(expected, slot):
+                return last, False
+        return last, False
+
+    def _close_if_stale(self, gap, filled_after):
+        """Close the empty slot `gap` if the slot after it (`filled_after`)
+        was filled more than GAP_SECONDS ago; whether it is settled now."""
+        doc = self.collection.find_one({"_id": filled_after}, {"at": 1})
+        at = (doc or {}).get("at")
+        if at is not None and _now() - _aware(at) < timedelta(seconds=GAP_SECONDS):
+            return False
+        self._tombstone(gap)
+        return True
+
+    def get(self, event_id, scope=None):
+        slot = event_slot(event_id)
+        query = {"_id": slot, "gap": {"$exists": False}}
+        if scope is not None:
+            query["organization"] = scope
+        doc = self.collection.find_one(query) if slot else None
+        if doc is None:
+            raise NotFound(f"No event {event_id!r}.")
+        return self._to_api(doc)
+
+    @staticmethod
+    def _to_api(doc):
+        event = {"id": ID_PREFIX + doc["_id"]}
+        event.update((k, v) for k, v in doc.items() if k not in ("_id", "key", "at"))
+        return event
+
+    # -- waiting ------------------------------------------------------------
+
+    def _announce(self, slot):
+        with self._committed:
+            if self._head is None or slot > self._head:
+                self._head = slot
+            self._committed.notify_all()
+
+    def wait(self, after, seconds):
+        """Wait until an event after slot `after` may be in the feed, or
+        `seconds` pass. Woken at once by this process's own writes; other
+        processes' (on MongoDB) are seen by polling every POLL_SECONDS."""
+        deadline = time.monotonic() + seconds
+        while (remaining := deadline - time.monotonic()) > 0:
+            with self._committed:
+                if self._head is not None and (after is None or self._head > after):
+                    return True
+                self._committed.wait(min(remaining, POLL_SECONDS))
+            newest = self.collection.find_one({}, {"_id": 1}, sort=[("_id", -1)])
+            if newest is not None and (after is None or newest["_id"] > after):
+                self._announce(newest["_id"])
+        return False
+
+    # -- the sweeper --------------------------------------------------------
+
+    def sweep(self, older_than=STALE_SECONDS):
+        """Publish the pending events of records whose writer has not (it
+        died, or is stalled): how many records were swept."""
+        cutoff = _now() - timedelta(seconds=older_than)
+        swept = 0
+        for source in self.sources:
+            for doc in source.collection.find({OUTBOX_SINCE: {"$lt": cutoff}}, {"_id": 1}):
+                self.publish_pending(source.collection, doc["_id"])
+                swept += 1
+        return swept
+
+    def start_sweeping(self):
+        """Sweep now and every SWEEP_SECONDS, in this process, for its life."""
+        def run():
+            while True:
+                try:
+                    self.sweep()
+                except Exception:  # the database may be away; try again later
+                    pass
+                time.sleep(SWEEP_SECONDS)
+        threading.Thread(target=run, name="event-sweeper", daemon=True).start()
+
+
+POLL_SECONDS = 0.5
+
+
+def _now():
+    return datetime.now(timezone.utc)
+
+
+def _aware(moment):
+    # pymongo and mongomock hand back naive UTC datetimes
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

@@ -1,0 +1,82 @@
+"""The change feed's events, and how to ask for them."""
+from marshmallow import Schema, fields, validate
+
+from inventory.ids import EVENT_ID_RE
+from schemas.common import (
+    DEFAULT_LIMIT,
+    FILTER_DESCRIPTION,
+    MAX_CONTINUE,
+    MAX_LIMIT,
+    BodySchema,
+    envelope,
+)
+
+MAX_WAIT = 60
+EVENT_TYPES = [f"{kind}.{action}" for kind in ("organization", "kubeplatform", "kubecluster")
+               for action in ("created", "updated", "deleted")] + [
+    "token.created", "token.deleted", "kubeclusterscan.created"]
+
+
+class ChangeSchema(Schema):
+    """One field's value before and after an update."""
+
+    from_ = fields.Raw(data_key="from", attribute="from", required=True, allow_none=True)
+    to = fields.Raw(required=True, allow_none=True)
+
+
+class EventSchema(BodySchema):
+    """A change the service accepted: what, to which record, by whom, when."""
+
+    SCHEMA_NAME = "Event"
+    id = fields.String(required=True, metadata={
+        "description": "`evt_` + 16 hex digits; ids compare in feed order as plain strings.",
+        "pattern": EVENT_ID_RE.pattern})
+    type = fields.String(required=True, metadata={"enum": EVENT_TYPES})
+    occurred_on = fields.String(required=True, metadata={
+        "format": "date-time", "description": "When the change was made (RFC 3339, UTC)."})
+    actor = fields.String(required=True, metadata={
+        "description": "The name of the caller who made the change, as in `last_modified_by`."})
+    organization = fields.String(metadata={
+        "description": "The organization the record belongs to; absent for an unscoped "
+                       "token."})
+    subject = fields.String(required=True, metadata={
+        "description": "The record's path, e.g. `/kubeclusters/payments`.",
+        "examples": ["/kubeclusters/payments"]})
+    object = fields.Dict(required=True, metadata={
+        "description": "The record as a GET showed it right after the change (for a delete: "
+                       "as it was); a token's never holds its secret."})
+    changes = fields.Dict(keys=fields.String(), values=fields.Nested(ChangeSchema), metadata={
+        "description": "For an update: each changed field's value before and after, by "
+                       "dotted path (`labels.team`)."})
+
+
+EventListSchema = envelope("EventList", EventSchema)
+
+
+class EventListArgsSchema(Schema):
+    limit = fields.Integer(
+        validate=validate.Range(min=0, max=MAX_LIMIT),
+        metadata={"description": f"Page size, 0 to {MAX_LIMIT}; 0 or absent means "
+                                 f"{DEFAULT_LIMIT}."})
+    continue_ = fields.String(
+        data_key="continue", validate=validate.Length(max=MAX_CONTINUE),
+        metadata={"description": "The `pagination.continue` of the previous page; valid "
+                                 "only with the same `filter` and caller."})
+    filter = fields.String(
+        validate=validate.Length(max=2000),
+        metadata={"description": FILTER_DESCRIPTION.replace(
+            "Fields are the listed resource's fields", "Fields are `type`, `occurred_on`, "
+            "`actor`, `organization` and `subject`"),
+            "examples": ['type="kubecluster.*"', 'subject="/kubeclusters/payments"',
+                         'actor="scanner-eu" AND occurred_on>="2026-11-01T00:00:00Z"']})
+    after = fields.String(
+        validate=validate.Regexp(EVENT_ID_RE, error="Must be an event id (evt_ followed by "
+                                                    "16 hex digits)."),
+        metadata={"description": "Only the events after this one: the last id a reader saw. "
+                                 "410 if the feed no longer keeps it.",
+                  "pattern": EVENT_ID_RE.pattern})
+    wait = fields.Integer(
+        validate=validate.Range(min=1, max=MAX_WAIT),
+        metadata={"description": f"Seconds (1 to {MAX_WAIT}) to wait for a newer event "
+                                 "when there is none yet; the answer comes as soon as one "
+                                 "is committed, or empty at the end of the wait."})
