@@ -175,23 +175,34 @@ and a missing value (`last_scanned_on` before the first scan) first, or
 last with `desc`. A page costs the same at any depth."""
 
 
+def limit_field():
+    return fields.Integer(
+        validate=validate.Range(min=0, max=MAX_LIMIT),
+        metadata={"default": DEFAULT_LIMIT,
+                  "description": f"Page size, 0 to {MAX_LIMIT}; 0 or absent means "
+                                 f"{DEFAULT_LIMIT}."})
+
+
+def continue_field():
+    return fields.String(
+        data_key="continue", validate=validate.Length(max=MAX_CONTINUE),
+        metadata={"description": "The `pagination.continue` of the previous page; "
+                  "empty or absent for the first. Valid only with the same list, "
+                  "`filter` and caller."})
+
+
+def filter_field(examples, description=FILTER_DESCRIPTION):
+    return fields.String(validate=validate.Length(max=2000),
+                         metadata={"description": description, "examples": examples})
+
+
 def list_args(name, filter_examples, orderings):
     """The query arguments of one list, with filter examples that list
     accepts, and the orderings (inventory.ordering.Orderings) it serves."""
     return type(f"{name}ArgsSchema", (Schema,), {
-        "limit": fields.Integer(
-            validate=validate.Range(min=0, max=MAX_LIMIT),
-            metadata={"default": DEFAULT_LIMIT,
-                      "description": f"Page size, 0 to {MAX_LIMIT}; 0 or absent means "
-                                     f"{DEFAULT_LIMIT}."}),
-        "continue_": fields.String(
-            data_key="continue", validate=validate.Length(max=MAX_CONTINUE),
-            metadata={"description": "The `pagination.continue` of the previous page; "
-                      "empty or absent for the first. Valid only with the same list, "
-                      "`filter` and caller."}),
-        "filter": fields.String(
-            validate=validate.Length(max=2000),
-            metadata={"description": FILTER_DESCRIPTION, "examples": filter_examples}),
+        "limit": limit_field(),
+        "continue_": continue_field(),
+        "filter": filter_field(filter_examples),
         "order_by": fields.String(
             validate=validate.Length(max=MAX_ORDER_BY),
             metadata={"description": ORDER_BY_DESCRIPTION.format(

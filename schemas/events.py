@@ -3,12 +3,12 @@ from marshmallow import Schema, fields, validate
 
 from inventory.ids import EVENT_ID_RE
 from schemas.common import (
-    DEFAULT_LIMIT,
     FILTER_DESCRIPTION,
-    MAX_CONTINUE,
-    MAX_LIMIT,
     BodySchema,
+    continue_field,
     envelope,
+    filter_field,
+    limit_field,
 )
 
 MAX_WAIT = 60
@@ -54,21 +54,14 @@ EventListSchema = envelope("EventList", EventSchema)
 
 
 class EventListArgsSchema(Schema):
-    limit = fields.Integer(
-        validate=validate.Range(min=0, max=MAX_LIMIT),
-        metadata={"description": f"Page size, 0 to {MAX_LIMIT}; 0 or absent means "
-                                 f"{DEFAULT_LIMIT}."})
-    continue_ = fields.String(
-        data_key="continue", validate=validate.Length(max=MAX_CONTINUE),
-        metadata={"description": "The `pagination.continue` of the previous page; valid "
-                                 "only with the same `filter` and caller."})
-    filter = fields.String(
-        validate=validate.Length(max=2000),
-        metadata={"description": FILTER_DESCRIPTION.replace(
-            "Fields are the listed resource's fields", "Fields are `type`, `occurred_on`, "
-            "`actor`, `organization` and `subject`"),
-            "examples": ['type="kubecluster.*"', 'subject="/kubeclusters/payments"',
-                         'actor="scanner-eu" AND occurred_on>="2026-11-01T00:00:00Z"']})
+    limit = limit_field()
+    continue_ = continue_field()
+    filter = filter_field(
+        ['type="kubecluster.*"', 'subject="/kubeclusters/payments"',
+         'actor="scanner-eu" AND occurred_on>="2026-11-01T00:00:00Z"'],
+        FILTER_DESCRIPTION.replace("Fields are the listed resource's fields",
+                                   "Fields are `type`, `occurred_on`, `actor`, "
+                                   "`organization` and `subject`"))
     after = fields.String(
         validate=validate.Regexp(EVENT_ID_RE, error="Must be an event id (evt_ followed by "
                                                     "16 hex digits)."),
