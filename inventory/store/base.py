@@ -34,7 +34,6 @@ are gone, when nothing can bring it back, and published before it goes.
 """
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from functools import cached_property
 
 import orjson
@@ -51,7 +50,7 @@ from inventory.errors import (
     StaleRevision,
 )
 from inventory.ids import now_rfc3339
-from inventory.store.events import OUTBOX, OUTBOX_SINCE, changes_between
+from inventory.store.events import OUTBOX, OUTBOX_SINCE, changes_between, stored_now
 from inventory.store.order_keys import order_key
 from inventory.store.query import FilterCompiler
 
@@ -67,10 +66,6 @@ MAX_EXAMINED = 1000
 # merged result of updates.
 MAX_RECORD_BYTES = 128 * 1024
 UPDATE_ATTEMPTS = 10  # read-check-write rounds before an update gives up (409)
-
-
-def _now():
-    return datetime.now(timezone.utc)
 
 
 def new_revision():
@@ -165,7 +160,7 @@ class ResourceStore:
         event = self.events.event(self.event_kind, action, key, self.subject(doc, parent),
                                   self.to_api(doc), self.owner(doc, parent), changes)
         return {**doc, OUTBOX: [*(doc.get(OUTBOX) or []), event],
-                OUTBOX_SINCE: doc.get(OUTBOX_SINCE) or _now()}
+                OUTBOX_SINCE: doc.get(OUTBOX_SINCE) or stored_now()}
 
     def publish(self, stored_key):
         """Copy the record's pending events into the feed."""

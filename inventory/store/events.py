@@ -174,7 +174,7 @@ class EventStore:
                 return published["_id"]
             slot = self._take_slot()
             try:
-                self.collection.insert_one({**event, "_id": slot, "at": _now()})
+                self.collection.insert_one({**event, "_id": slot, "at": stored_now()})
             except DuplicateKeyError:
                 if self.collection.find_one({"key": event["key"]}, {"_id": 1}) is not None:
                     self._tombstone(slot)  # published by another meanwhile: our slot stays empty
@@ -191,7 +191,7 @@ class EventStore:
     def _tombstone(self, slot):
         try:
             self.collection.insert_one({"_id": slot, "key": f"gap:{slot}", "gap": True,
-                                        "at": _now()})
+                                        "at": stored_now()})
         except DuplicateKeyError:
             pass  # filled meanwhile, by its event or another tombstone
 
@@ -205,8 +205,8 @@ class EventStore:
             raise BadResumePoint(f"Not an event id (evt_ and 16 hex digits): {event_id!r}.",
                                  event_id, location)
         if self.collection.find_one({"_id": slot}, {"_id": 1}) is None:
-            oldest = self.collection.find_one({}, {"_id": 1}, sort=[("_id", 1)])
-            if oldest is not None and slot < oldest["_id"]:
+            oldest = self._end_slot(1)
+            if oldest is not None and slot < oldest:
                 raise EventExpired(event_id, location)
         return slot
 
@@ -216,6 +216,7 @@ class EventStore:
         the oldest kept) matching the parsed filter `tree`, in the caller's
         scope, in feed order. Reads at most MAX_EXAMINED slots, and never
         past an unfilled one."""
+        matching = self.filter_compiler.compile(tree) if tree is not None else None
         end, at_head = self._settled_end(after)
         if end is None or end == after:
             return [], None, after
@@ -223,8 +224,8 @@ class EventStore:
         query = {"_id": bounds, "gap": {"$exists": False}}
         if scope is not None:
             query["organization"] = scope
-        if tree is not None:
-            query = {"$and": [query, self.filter_compiler.compile(tree)]}
+        if matching is not None:
+            query = {"$and": [query, matching]}
         docs = list(self.collection.find(query, sort=[("_id", 1)], limit=limit + 1))
         if len(docs) > limit:
             return [self._to_api(d) for d in docs[:limit]], docs[limit - 1]["_id"], end
@@ -258,10 +259,15 @@ class EventStore:
         was filled more than GAP_SECONDS ago; whether it is settled now."""
         doc = self.collection.find_one({"_id": filled_after}, {"at": 1})
         at = (doc or {}).get("at")
-        if at is not None and _now() - _aware(at) < timedelta(seconds=GAP_SECONDS):
+        if at is not None and stored_now() - at < timedelta(seconds=GAP_SECONDS):
             return False
         self._tombstone(gap)
         return True
+
+    def _end_slot(self, direction):
+        """The oldest (1) or newest (-1) slot filled, or None."""
+        docs = self.collection.find({}, {"_id": 1}, sort=[("_id", direction)], limit=1)
+        return docs[0]["_id"] if docs else None
 
     def get(self, event_id, scope=None):
         slot = event_slot(event_id)
@@ -297,9 +303,9 @@ class EventStore:
                 if self._head is not None and (after is None or self._head > after):
                     return True
                 self._committed.wait(min(remaining, POLL_SECONDS))
-            newest = self.collection.find_one({}, {"_id": 1}, sort=[("_id", -1)])
-            if newest is not None and (after is None or newest["_id"] > after):
-                self._announce(newest["_id"])
+            newest = self._end_slot(-1)
+            if newest is not None and (after is None or newest > after):
+                self._announce(newest)
         return False
 
     # -- the sweeper --------------------------------------------------------
@@ -307,7 +313,7 @@ class EventStore:
     def sweep(self, older_than=STALE_SECONDS):
         """Publish the pending events of records whose writer has not (it
         died, or is stalled): how many records were swept."""
-        cutoff = _now() - timedelta(seconds=older_than)
+        cutoff = stored_now() - timedelta(seconds=older_than)
         swept = 0
         for source in self.sources:
             for doc in source.collection.find({OUTBOX_SINCE: {"$lt": cutoff}}, {"_id": 1}):
@@ -330,10 +336,8 @@ class EventStore:
 POLL_SECONDS = 0.5
 
 
-def _now():
-    return datetime.now(timezone.utc)
-
-
-def _aware(moment):
-    # pymongo and mongomock hand back naive UTC datetimes
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+def stored_now():
+    """Now, as stored: a naive UTC datetime (what pymongo hands back, and
+    what TTL indexes read as UTC), to the millisecond (BSON's precision)."""
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)

@@ -1,0 +1,341 @@
+"""The change feed: one event per accepted change and none for anything else,
+tenancy, resuming, waiting, streaming, retention; and at the store, what
+keeps it exact: outboxes swept after a writer dies, slots never passed while
+empty, each record's events in the order of its changes."""
+import threading
+import time
+
+import pytest
+
+from inventory.store import events as feed_module
+from tests.conftest import assert_problem, client_with
+
+PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
+
+
+def feed(client, **params):
+    response = client.get("/events", query_string=params)
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()["results"]
+
+
+def types(events):
+    return [event["type"] for event in events]
+
+
+def test_each_accepted_change_is_one_event_with_who_what_and_how(client, inventory):
+    org = inventory.org(title="Acme")
+    platform = inventory.platform(org=org["id"], name="eks-prod")
+    cluster = inventory.cluster(platform="eks-prod", name="payments", labels={"team": "core"})
+    inventory.scan("payments", scanned_on=1763800000)
+    assert client.patch("/kubeclusters/payments",
+                        json={"version": "1.32.0", "labels": {"team": None, "owner": "ops"}}
+                        ).status_code == 200
+    events = feed(client)
+    assert types(events) == ["organization.created", "kubeplatform.created",
+                             "kubecluster.created", "kubeclusterscan.created",
+                             "kubecluster.updated"]
+    assert all(e["actor"] == "admin" and e["organization"] == org["id"] for e in events)
+    assert [e["subject"] for e in events[:3]] == [
+        f"/organizations/{org['id']}", "/kubeplatforms/eks-prod", "/kubeclusters/payments"]
+    assert events[3]["subject"].startswith("/kubeclusters/payments/scans/k8scs_")
+    assert events[1]["object"] == {k: v for k, v in platform.items() if k != "$schema"}
+    assert events[2]["object"]["id"] == cluster["id"]
+    updated = events[4]
+    current = client.get("/kubeclusters/payments").get_json()
+    assert updated["object"] == {k: v for k, v in current.items() if k != "$schema"}
+    assert updated["changes"] == {"labels.owner": {"from": None, "to": "ops"},
+                                  "labels.team": {"from": "core", "to": None},
+                                  "version": {"from": "1.31.2", "to": "1.32.0"}}
+    ids = [e["id"] for e in events]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+
+
+def test_a_forced_delete_is_one_event_per_record_it_removes_and_none_per_scan(client, inventory):
+    org = inventory.org()["id"]
+    inventory.platform(org=org, name="p1")
+    inventory.cluster(platform="p1", name="c1")
+    inventory.scan("c1")
+    token = client.post("/tokens", json={"name": "bot", "role": "reader", "organization": org})
+    assert token.status_code == 201
+    start = feed(client)[-1]["id"]
+    assert client.delete(f"/organizations/{org}?force=true").status_code == 204
+    removed = feed(client, after=start)
+    assert sorted(types(removed)) == sorted(["kubecluster.deleted", "kubeplatform.deleted",
+                                             "token.deleted", "organization.deleted"])
+    assert types(removed)[-1] == "organization.deleted"  # the parent after its children
+    assert types(removed).index("kubecluster.deleted") < types(removed).index(
+        "kubeplatform.deleted")
+
+
+def test_a_token_event_never_holds_its_secret(client):
+    made = client.post("/tokens", json={"name": "bot", "role": "reader"}).get_json()
+    assert client.delete(f"/tokens/{made['id']}").status_code == 204
+    events = feed(client, filter='type="token.*"')
+    assert types(events) == ["token.created", "token.deleted"]
+    for event in events:
+        assert "token" not in event["object"] and "hash" not in event["object"]
+        assert made["token"] not in str(event)
+
+
+def test_refused_and_unchanged_requests_make_no_event(app, client, inventory, anonymous):
+    platform = inventory.cluster(name="payments")["platform"]
+    reader = client.post("/tokens", json={"name": "r", "role": "reader"}).get_json()["token"]
+    before = feed(client)  # the token's own event
+    etag = client.get("/kubeclusters/payments").headers["ETag"]
+    assert client.patch("/kubeclusters/payments", json={"environment": "staging"}).status_code \
+        == 200
+    refused = [
+        anonymous.post("/organizations", json={"title": "x"}),  # 401
+        client_with(app, reader).post("/organizations", json={"title": "x"}),  # 403
+        client.post("/organizations", json={"title": ""}),  # 422
+        client.patch("/kubeclusters/payments", json={"environment": "dev"},
+                     headers={"If-Match": etag}),  # 412
+        client.post("/kubeclusters", json={"name": "payments", "platform": platform,
+                                           "environment": "x", "version": "1.30"}),  # 409
+        client.patch("/kubeclusters/payments", json={"environment": "staging"}),  # no change
+    ]
+    assert [r.status_code for r in refused] == [401, 403, 422, 412, 409, 200]
+    assert types(feed(client, after=before[-1]["id"])) == ["kubecluster.updated"]
+
+
+def test_an_idempotent_replay_makes_no_event(client):
+    headers = {"Idempotency-Key": "once"}
+    first = client.post("/organizations", json={"title": "Once"}, headers=headers)
+    again = client.post("/organizations", json={"title": "Once"}, headers=headers)
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert first.get_json()["id"] == again.get_json()["id"]
+    assert types(feed(client)) == ["organization.created"]
+
+
+def test_a_scoped_token_sees_only_its_organizations_events(app, client, inventory):
+    mine, theirs = inventory.org(title="Mine")["id"], inventory.org(title="Theirs")["id"]
+    inventory.platform(org=mine, name="p-mine")
+    inventory.platform(org=theirs, name="p-theirs")
+    assert client.delete("/kubeplatforms/p-mine").status_code == 204
+    secret = client.post("/tokens", json={"name": "mine", "role": "reader",
+                                          "organization": mine}).get_json()["token"]
+    scoped = client_with(app, secret)
+    seen = feed(scoped)
+    assert seen and all(event["organization"] == mine for event in seen)
+    assert "kubeplatform.deleted" in types(seen)  # a deleted record's events too
+    other = next(e for e in feed(client) if e["organization"] == theirs)
+    assert_problem(scoped.get(f"/events/{other['id']}"), 404)
+    assert scoped.get(f"/events/{seen[0]['id']}").status_code == 200
+
+
+def test_resuming_after_an_id_gives_exactly_what_followed(client, inventory):
+    for index in range(7):
+        inventory.org(title=f"Org {index}")
+    everything = feed(client, limit=100)
+    assert len(everything) == 7
+    assert feed(client, after=everything[2]["id"], limit=100) == everything[3:]
+    collected, token = [], None
+    while True:  # pages of 3, by continue
+        params = {"limit": 3, **({"continue": token} if token else {})}
+        body = client.get("/events", query_string=params).get_json()
+        collected += body["results"]
+        token = body["pagination"]["continue"]
+        if not token:
+            break
+    assert collected == everything
+
+
+def test_the_feed_filters_by_type_subject_and_actor(client, inventory):
+    inventory.cluster(name="payments")
+    inventory.cluster(name="ledger")
+    assert client.patch("/kubeclusters/payments", json={"title": "Pay"}).status_code == 200
+    history = feed(client, filter='subject="/kubeclusters/payments"')
+    assert types(history) == ["kubecluster.created", "kubecluster.updated"]
+    assert len(feed(client, filter='type="kubecluster.*"')) == 3
+    assert feed(client, filter='actor="someone-else"') == []
+
+
+@pytest.mark.parametrize("params, location", [
+    ({"after": "evt_xyz"}, "query.after"),
+    ({"after": "evt_0000000000000001", "continue": "abc"}, "query.after"),
+    ({"wait": 0}, "query.wait"),
+    ({"wait": 61}, "query.wait"),
+    ({"filter": 'colour="red"'}, "query.filter"),
+    ({"continue": "forged"}, "query.continue"),
+])
+def test_bad_feed_arguments_are_422(client, params, location):
+    assert_problem(client.get("/events", query_string=params), 422, location)
+
+
+def test_an_id_older_than_the_oldest_kept_is_410(client, store, inventory):
+    for index in range(3):
+        inventory.org(title=f"Org {index}")
+    first, second, third = feed(client)
+    # what the retention's TTL does
+    store.events.collection.delete_many({"_id": {"$lte": second["id"].removeprefix("evt_")}})
+    assert_problem(client.get("/events", query_string={"after": first["id"]}), 410,
+                   "query.after")
+    streamed = client.get("/events", headers={"Accept": "text/event-stream",
+                                              "Last-Event-ID": first["id"]})
+    assert_problem(streamed, 410, "header.last-event-id")
+    assert feed(client, after=third["id"]) == []
+
+
+def test_a_wait_answers_when_an_event_is_committed(client, inventory):
+    inventory.org(title="Before")
+    last = feed(client)[-1]["id"]
+    answer = {}
+
+    def waiter():
+        answer["events"] = feed(client, after=last, wait=20)
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    time.sleep(0.3)
+    inventory.org(title="After")
+    thread.join(timeout=20)
+    assert types(answer["events"]) == ["organization.created"]
+    assert answer["events"][0]["object"]["title"] == "After"
+
+
+def test_a_wait_with_nothing_new_answers_empty_at_its_end(client, inventory):
+    inventory.org()
+    last = feed(client)[-1]["id"]
+    began = time.monotonic()
+    assert feed(client, after=last, wait=1) == []
+    assert time.monotonic() - began >= 1
+
+
+def _sse_events(chunks, count):
+    """The first `count` events of a Server-Sent Events body: (id, type, data)."""
+    import json
+    found, buffer = [], b""
+    for chunk in chunks:
+        buffer += chunk
+        while b"\n\n" in buffer:
+            message, buffer = buffer.split(b"\n\n", 1)
+            fields = dict(line.split(": ", 1) for line in message.decode().splitlines()
+                          if line and not line.startswith(":") and ": " in line)
+            if "id" in fields:
+                found.append((fields["id"], fields["event"], json.loads(fields["data"])))
+                if len(found) == count:
+                    return found
+    return found
+
+
+def test_a_stream_sends_events_and_resumes_after_last_event_id(client, inventory):
+    for index in range(3):
+        inventory.org(title=f"Org {index}")
+    everything = feed(client)
+    response = client.get("/events", headers={"Accept": "text/event-stream"})
+    assert response.status_code == 200 and response.mimetype == "text/event-stream"
+    streamed = _sse_events(response.response, 3)
+    response.close()
+    assert [(i, t) for i, t, _ in streamed] == [(e["id"], e["type"]) for e in everything]
+    assert streamed[0][2] == everything[0]
+    resumed = client.get("/events", headers={"Accept": "text/event-stream",
+                                             "Last-Event-ID": everything[0]["id"]})
+    assert [i for i, _, _ in _sse_events(resumed.response, 2)] == \
+        [e["id"] for e in everything[1:]]
+    resumed.close()
+
+
+def test_past_the_streams_a_process_serves_a_stream_is_503(client, monkeypatch):
+    from inventory.api import events as events_api
+    monkeypatch.setattr(events_api, "MAX_STREAMS", 1)
+    first = client.get("/events", headers={"Accept": "text/event-stream"})
+    busy = client.get("/events", headers={"Accept": "text/event-stream"})
+    assert_problem(busy, 503)
+    assert busy.headers["Retry-After"]
+    first.close()  # its slot is given back, read or not
+    again = client.get("/events", headers={"Accept": "text/event-stream"})
+    assert again.status_code == 200
+    again.close()
+
+
+# -- the store: what keeps the feed exact -----------------------------------
+
+
+def test_a_writer_that_dies_before_publishing_loses_no_event(client, store, monkeypatch):
+    # the change and its event are written; the process dies before the feed
+    def dies(*_args):
+        raise SystemExit("killed")
+    monkeypatch.setattr(store.events, "publish_pending", dies)
+    with pytest.raises(SystemExit):
+        client.post("/organizations", json={"title": "Orphaned?"})
+    monkeypatch.undo()
+    assert feed(client) == []  # not yet: the request died
+    assert store.events.sweep(older_than=0) == 1
+    assert types(feed(client)) == ["organization.created"]
+    assert store.events.sweep(older_than=0) == 0  # swept once
+
+
+def test_a_writer_that_dies_after_publishing_is_not_published_twice(client, store, monkeypatch):
+    # the event reached the feed, but the writer died before clearing the outbox
+    monkeypatch.setattr(type(store.events), "_clear_outbox", staticmethod(lambda *a: None))
+    client.post("/organizations", json={"title": "Twice?"})
+    monkeypatch.undo()
+    assert store.events.sweep(older_than=0) == 1
+    assert types(feed(client)) == ["organization.created"]
+
+
+def test_a_delete_that_dies_before_publishing_loses_no_event(client, store, inventory,
+                                                              monkeypatch):
+    inventory.platform(name="p1")
+    start = feed(client)[-1]["id"]
+    original = store.events.publish_pending
+
+    def dies_on_the_delete(collection, key):
+        if collection.name == "platforms":
+            raise SystemExit("killed")
+        return original(collection, key)
+    monkeypatch.setattr(store.events, "publish_pending", dies_on_the_delete)
+    with pytest.raises(SystemExit):
+        client.delete("/kubeplatforms/p1")
+    monkeypatch.undo()
+    assert client.get("/kubeplatforms/p1").status_code == 404  # marked: reads as gone
+    store.events.sweep(older_than=0)
+    assert types(feed(client, after=start)) == ["kubeplatform.deleted"]
+    assert client.delete("/kubeplatforms/p1").status_code == 204  # finished, once
+    assert types(feed(client, after=start)) == ["kubeplatform.deleted"]
+
+
+def test_a_reader_never_passes_an_empty_slot_until_it_is_closed(client, store, inventory,
+                                                                 monkeypatch):
+    inventory.org(title="One")
+    taken = store.events._take_slot()  # a writer took a slot, and stalls
+    inventory.org(title="Three")
+    assert types(feed(client)) == ["organization.created"]  # stops before the empty slot
+    # a late fill still lands in order
+    store.events.collection.insert_one({"_id": taken, "key": "late", "type": "organization.x",
+                                        "at": feed_module.stored_now()})
+    assert [e["id"] for e in feed(client)][1] == f"evt_{taken}"
+    # an empty slot is closed once the one after it is GAP_SECONDS old
+    stalled = store.events._take_slot()
+    inventory.org(title="Five")
+    assert len(feed(client)) == 3
+    monkeypatch.setattr(feed_module, "GAP_SECONDS", 0)
+    assert len(feed(client)) == 4  # the gap closed by a tombstone, which no one sees
+    assert store.events.collection.find_one({"_id": stalled})["gap"] is True
+
+
+def test_an_event_whose_slot_was_closed_takes_another(store, inventory, client):
+    inventory.org(title="One")
+    stale = store.events._take_slot()
+    store.events._tombstone(stale)  # a reader closed it while the writer stalled
+    slots = iter([stale])
+    take = store.events._take_slot
+    store.events._take_slot = lambda: next(slots, None) or take()
+    event = store.events.event("organization", "updated", "k1", "/organizations/x", {}, None)
+    slot = store.events.append(event)
+    assert slot > stale
+    assert feed(client)[-1]["id"] == f"evt_{slot}"
+
+
+def test_each_records_events_follow_its_changes_whoever_publishes(client, store, monkeypatch):
+    # writer A changes the record and stalls before publishing; writer B
+    # changes it again and publishes: A's event first, then its own
+    org = client.post("/organizations", json={"title": "v1"}).get_json()["id"]
+    publish = store.events.publish_pending
+    monkeypatch.setattr(store.events, "publish_pending", lambda *a: None)
+    client.patch(f"/organizations/{org}", json={"title": "v2"})  # A, stalled
+    monkeypatch.setattr(store.events, "publish_pending", publish)
+    client.patch(f"/organizations/{org}", json={"title": "v3"})  # B
+    store.events.sweep(older_than=0)  # A, late
+    titles = [e["object"]["title"] for e in feed(client)]
+    assert titles == ["v1", "v2", "v3"]
