@@ -280,10 +280,10 @@ def test_a_delete_that_dies_before_publishing_loses_no_event(client, store, inve
     start = feed(client)[-1]["id"]
     original = store.events.publish_pending
 
-    def dies_on_the_delete(collection, key):
+    def dies_on_the_delete(collection, key, pending=None):
         if collection.name == "platforms":
             raise SystemExit("killed")
-        return original(collection, key)
+        return original(collection, key, pending)
     monkeypatch.setattr(store.events, "publish_pending", dies_on_the_delete)
     with pytest.raises(SystemExit):
         client.delete("/kubeplatforms/p1")

@@ -166,6 +166,8 @@ def create_indexes_command():
 def init_app(app, config):
     store = Store(connect(config), config.EVENTS_RETENTION_DAYS)
     app.extensions["inventory.store"] = store
+    if config.ANNOUNCE:  # serving: publish the events of writers that died
+        store.events.start_sweeping()
     if config.embedded:
         store.create_indexes()  # no release step runs for an in-memory database
         if config.ANNOUNCE:

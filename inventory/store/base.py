@@ -162,10 +162,11 @@ class ResourceStore:
         return {**doc, OUTBOX: [*(doc.get(OUTBOX) or []), event],
                 OUTBOX_SINCE: doc.get(OUTBOX_SINCE) or stored_now()}
 
-    def publish(self, stored_key):
-        """Copy the record's pending events into the feed."""
+    def publish(self, stored_key, pending=None):
+        """Copy the record's pending events (`pending`, if the caller knows
+        them) into the feed."""
         if self.events is not None:
-            self.events.publish_pending(self.collection, stored_key)
+            self.events.publish_pending(self.collection, stored_key, pending)
 
     # -- mapping between API records and stored documents -----------------
 
@@ -349,7 +350,7 @@ class ResourceStore:
         except DuplicateKeyError:
             raise KeyInUse(f"A {self.kind} {doc['_id']!r} exists already.") from None
         if publish:
-            self.publish(doc["_id"])
+            self.publish(doc["_id"], doc.get(OUTBOX))
 
     def insert_under(self, doc, parent_store, parent_doc, refused):
         """Insert `doc`, then undo it if the parent read as `parent_doc` went
@@ -359,7 +360,7 @@ class ResourceStore:
         if not parent_store.still_live(parent_doc):
             self.collection.delete_one({"_id": doc["_id"]})
             raise refused
-        self.publish(doc["_id"])
+        self.publish(doc["_id"], doc.get(OUTBOX))
 
     @staticmethod
     def audit_new(principal):
@@ -409,7 +410,7 @@ class ResourceStore:
                 all_of(self.identity(current), {REVISION: current.get(REVISION)}, LIVE), update,
                 return_document=ReturnDocument.AFTER)
             if doc is not None:
-                self.publish(doc["_id"])
+                self.publish(doc["_id"], doc.get(OUTBOX))
                 return self.to_api(doc)
         raise Contended(f"The {self.kind} is being changed by others too often; retry.")
 

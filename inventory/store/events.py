@@ -139,46 +139,50 @@ class EventStore:
 
     # -- publishing ---------------------------------------------------------
 
-    def publish_pending(self, collection, stored_key):
+    def publish_pending(self, collection, stored_key, pending=None):
         """Copy the pending events of one record into the feed, oldest first,
-        then take them out of its outbox."""
-        doc = collection.find_one({"_id": stored_key}, {OUTBOX: 1})
-        pending = (doc or {}).get(OUTBOX) or []
+        then take them out of its outbox. `pending`: the outbox as the caller
+        just wrote it (saves reading it again)."""
+        if pending is None:
+            doc = collection.find_one({"_id": stored_key}, {OUTBOX: 1})
+            pending = (doc or {}).get(OUTBOX) or []
         for event in pending:
             self.append(event)
         if pending:
-            self._clear_outbox(collection, stored_key, {e["key"] for e in pending})
+            self._clear_outbox(collection, stored_key, pending)
 
     @staticmethod
     def _clear_outbox(collection, stored_key, published):
-        # A set of the whole list, conditional on the list read: a writer that
-        # added an event meanwhile keeps it (and the embedded store writes by
-        # key, which it cannot for $pull).
+        """Take the `published` events out of the record's outbox. A set of
+        the whole list, conditional on the list read: a writer that added an
+        event meanwhile keeps it (and the embedded store writes this by key,
+        which it cannot for $pull)."""
+        current, keys = published, {event["key"] for event in published}
         for _ in range(10):
-            doc = collection.find_one({"_id": stored_key}, {OUTBOX: 1})
-            current = (doc or {}).get(OUTBOX)
-            if not current:
-                return
-            remaining = [e for e in current if e["key"] not in published]
+            remaining = [e for e in current if e["key"] not in keys]
             update = {"$set": {OUTBOX: remaining}} if remaining else \
                 {"$unset": {OUTBOX: "", OUTBOX_SINCE: ""}}
             if collection.update_one({"_id": stored_key, OUTBOX: current},
                                      update).matched_count:
                 return
+            doc = collection.find_one({"_id": stored_key}, {OUTBOX: 1})
+            current = (doc or {}).get(OUTBOX)
+            if not current:
+                return
 
     def append(self, event):
-        """Store `event` in the feed once: the slot of its copy there."""
+        """Store `event` in the feed once (its key is unique there): the slot
+        of its copy."""
         while True:
-            published = self.collection.find_one({"key": event["key"]}, {"_id": 1})
-            if published is not None:
-                return published["_id"]
             slot = self._take_slot()
             try:
                 self.collection.insert_one({**event, "_id": slot, "at": stored_now()})
             except DuplicateKeyError:
-                if self.collection.find_one({"key": event["key"]}, {"_id": 1}) is not None:
-                    self._tombstone(slot)  # published by another meanwhile: our slot stays empty
-                continue  # (else a reader closed our slot while we were slow: take another)
+                published = self.collection.find_one({"key": event["key"]}, {"_id": 1})
+                if published is not None:
+                    self._tombstone(slot)  # published before: our slot stays empty
+                    return published["_id"]
+                continue  # a reader closed our slot while we were slow: take another
             self._announce(slot)
             return slot
 

@@ -14,6 +14,7 @@ from inventory.store.base import (
     all_of,
     new_revision,
 )
+from inventory.store.events import OUTBOX
 from inventory.versions import version_key
 
 AUDIT_FIELDS = {"created_by": "string", "created_on": "timestamp",
@@ -216,7 +217,7 @@ class ScanStore(ResourceStore):
         if not self.clusters.record_scan_time(cluster, scanned_on):
             self.collection.delete_one({"_id": doc["_id"]})
             raise NotFound(f"No cluster {cluster_key!r}.")
-        self.publish(doc["_id"])
+        self.publish(doc["_id"], doc.get(OUTBOX))
         return self.to_api(doc)
 
     def subject(self, doc, parent=None):
