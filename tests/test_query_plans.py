@@ -176,3 +176,48 @@ def test_a_scoped_filtered_page_examines_at_most_the_bound(store, estate, small_
         filtering.parse('environment="nowhere"'), None, LIMIT, scope=orgs[0]))
     assert window["executionStats"]["totalDocsExamined"] == 0
     assert page["executionStats"]["totalDocsExamined"] <= BOUND
+
+
+# -- the change feed: every query a page, a wait and a resume make ----------
+
+
+def _feed_plans(store, run):
+    """The explain() of every find `run` makes on the feed."""
+    recorder = RecordingCollection(store.events.collection)
+    store.events.collection = recorder
+    try:
+        run()
+    finally:
+        store.events.collection = recorder._collection
+    for (query, *projection), options in recorder.finds:
+        cursor = recorder._collection.unguarded.find(query, *projection,
+                                                     sort=options.get("sort"),
+                                                     limit=options.get("limit", 0))
+        yield query, options, cursor.explain()
+
+
+@pytest.mark.parametrize("filtered", [False, True])
+@pytest.mark.parametrize("scoped", [False, True])
+@pytest.mark.parametrize("depth", [0, 0.9])
+def test_every_feed_page_is_a_slot_range(store, estate, filtered, scoped, depth):
+    orgs, _ = estate
+    slots = [d["_id"] for d in store.events.collection.find({}, {"_id": 1}, sort=[("_id", 1)])]
+    after = slots[int(len(slots) * depth)] if depth else None
+    tree = filtering.parse('type="kubecluster.*"') if filtered else None
+    plans = list(_feed_plans(store, lambda: store.events.page(
+        after, LIMIT, tree, orgs[1] if scoped else None)))
+    assert plans
+    for query, options, plan in plans:
+        winning = json.dumps(plan["queryPlanner"]["winningPlan"])
+        assert "IXSCAN" in winning and "COLLSCAN" not in winning, (query, winning)
+        assert '"SORT"' not in winning, winning
+        # a page reads at most its bounded window of slots
+        assert plan["executionStats"]["totalDocsExamined"] <= 1001, (query, plan["executionStats"])
+
+
+def test_resuming_and_waiting_read_one_slot_by_index(store, estate):
+    newest = store.events._end_slot(-1)
+    for run in (lambda: store.events.resolve(f"evt_{newest}", "query.after"),
+                lambda: store.events._end_slot(1), lambda: store.events._end_slot(-1)):
+        for query, options, plan in _feed_plans(store, run):
+            assert plan["executionStats"]["totalDocsExamined"] <= 1, (query, plan)

@@ -47,6 +47,7 @@ def served(app):
         data = response.read()
         connection.close()
         return Answer(response.status, response.headers, json.loads(data) if data else None)
+    call.port = server.server_port
     yield call
     sys.setswitchinterval(switch_interval)
     server.shutdown()

@@ -27,6 +27,7 @@ from schemas.events import EventListArgsSchema, EventListSchema, EventSchema
 
 EVENT_STREAM = "text/event-stream"
 STREAM_PAGE = 100  # events read at once while streaming
+GAP_PAUSE = 0.05  # seconds between looks at a slot that is about to be filled
 
 blp = Blueprint("events", __name__, url_prefix="/events",
                 description="The change feed: every accepted change, oldest first.")
@@ -82,13 +83,15 @@ class Events(MethodView):
             return _stream(feed, after, tree, scope)
         events, next_after, end = feed.page(after, args.get("limit") or DEFAULT_LIMIT,
                                             tree, scope)
-        if args.get("wait") and not events and next_after is None:
+        if args.get("wait") and not events:
             deadline = time.monotonic() + args["wait"]
-            while not events and next_after is None \
-                    and (remaining := deadline - time.monotonic()) > 0:
-                if feed.wait(end, remaining):
-                    events, next_after, end = feed.page(
-                        end, args.get("limit") or DEFAULT_LIMIT, tree, scope)
+            while not events and (remaining := deadline - time.monotonic()) > 0:
+                if next_after is not None:  # held by a slot about to be filled or closed
+                    time.sleep(min(GAP_PAUSE, remaining))
+                elif not feed.wait(end, remaining):
+                    break
+                events, next_after, end = feed.page(
+                    next_after or end, args.get("limit") or DEFAULT_LIMIT, tree, scope)
         next_token = tokens().encode(list_key, filter_text, next_after, "") \
             if next_after else ""
         return {"results": events, "pagination": {"continue_": next_token}}
@@ -155,7 +158,8 @@ class _EventStream:
             for event in events:
                 yield (f"id: {event['id']}\nevent: {event['type']}\ndata: ".encode()
                        + orjson.dumps(event) + b"\n\n")
-            after = next_after or end
-            if not events and next_after is None and not feed.wait(
-                    end, min(STREAM_KEEPALIVE_SECONDS, remaining)):
+            if not events and next_after is not None:
+                time.sleep(GAP_PAUSE)  # held by a slot about to be filled or closed
+            elif not events and not feed.wait(end, min(STREAM_KEEPALIVE_SECONDS, remaining)):
                 yield b": keep-alive\n\n"
+            after = next_after or end

@@ -165,6 +165,7 @@ def create_indexes_command():
 
 def init_app(app, config):
     store = Store(connect(config), config.EVENTS_RETENTION_DAYS)
+    store.events.shared = not config.embedded  # other workers and instances write it too
     app.extensions["inventory.store"] = store
     if config.ANNOUNCE:  # serving: publish the events of writers that died
         store.events.start_sweeping()

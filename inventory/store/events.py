@@ -117,8 +117,13 @@ class EventStore:
         self.retention = timedelta(days=retention_days)
         self.filter_compiler = FilterCompiler(self.filter_fields, lambda field: field)
         self.sources = []  # the resource stores whose records hold outboxes
+        # Whether other processes write the same feed (MongoDB), so that
+        # waiters must poll for their events too.
+        self.shared = False
         self._committed = threading.Condition()
         self._head = None  # the newest slot this process has seen filled
+        self._waiting = 0
+        self._polling = False
 
     def indexes(self):
         return [([("key", 1)], {"unique": True}),
@@ -298,19 +303,50 @@ class EventStore:
             self._committed.notify_all()
 
     def wait(self, after, seconds):
-        """Wait until an event after slot `after` may be in the feed, or
-        `seconds` pass. Woken at once by this process's own writes; other
-        processes' (on MongoDB) are seen by polling every POLL_SECONDS."""
+        """Wait until an event after slot `after` may be in the feed (True),
+        or `seconds` pass (False). This process's own writes wake waiters at
+        once; other processes' (on a shared database) are seen by one poller
+        per process, reading the newest slot every POLL_SECONDS while anyone
+        waits. A waiter holds no thread, no connection and no loop."""
         deadline = time.monotonic() + seconds
-        while (remaining := deadline - time.monotonic()) > 0:
-            with self._committed:
-                if self._head is not None and (after is None or self._head > after):
-                    return True
-                self._committed.wait(min(remaining, POLL_SECONDS))
-            newest = self._end_slot(-1)
-            if newest is not None and (after is None or newest > after):
-                self._announce(newest)
-        return False
+        if self.shared:
+            self._poll_while_waited()
+        with self._committed:
+            self._waiting += 1
+            try:
+                while self._head is None or (after is not None and self._head <= after):
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    self._committed.wait(remaining)
+                return True
+            finally:
+                self._waiting -= 1
+
+    def _poll_while_waited(self):
+        with self._committed:
+            if self._polling:
+                return
+            self._polling = True
+
+        def poll():
+            try:
+                while True:
+                    time.sleep(POLL_SECONDS)
+                    with self._committed:
+                        if not self._waiting:
+                            self._polling = False
+                            return
+                    try:
+                        newest = self._end_slot(-1)
+                    except Exception:  # the database may be away: poll again
+                        continue
+                    if newest is not None and (self._head is None or newest > self._head):
+                        self._announce(newest)
+            except BaseException:
+                self._polling = False
+                raise
+        threading.Thread(target=poll, name="event-poller", daemon=True).start()
 
     # -- the sweeper --------------------------------------------------------
 
