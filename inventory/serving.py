@@ -59,6 +59,7 @@ from urllib.parse import urlsplit
 import gevent
 import gunicorn.http.body
 import gunicorn.http.message
+import gunicorn.http.wsgi
 import orjson
 from gevent.server import StreamServer
 from gunicorn import glogging, util
@@ -83,6 +84,7 @@ ANSWER_GRACE = 2.0  # seconds to send an error answer once a deadline has passed
 # for a 256 KiB window, far under what a remote client needs).
 SEND_BUFFER_BYTES = 256 * 1024
 LINGER_SECONDS = 2.0  # see _Connection.linger
+FILE_BLOCK_BYTES = 64 * 1024  # see _FileWrapper
 EMFILE_PAUSE_SECONDS = 0.1  # see _Listener
 SUPPORTED_VERSIONS = ((1, 0), (1, 1))
 
@@ -178,6 +180,9 @@ class AnswerTimeout(BrokenPipeError):
     """The client did not read the answer within REQUEST_TIMEOUT: treated as
     gone (gunicorn closes a broken pipe quietly)."""
 
+    def __init__(self):
+        super().__init__(errno.EPIPE, "the client did not read the answer in time")
+
 
 class _Connection:
     """A client socket whose every read and write ends at the deadline of
@@ -188,6 +193,7 @@ class _Connection:
         self.keepalive = keepalive
         self.continue_pending = False  # `Expect: 100-continue` not yet answered
         self.unread_body = False  # answered before its body was read
+        self.streaming = False  # answering with a stream (see extend_answer)
         self.await_request()
 
     def await_request(self):
@@ -201,8 +207,10 @@ class _Connection:
         self._until = time.monotonic() + REQUEST_TIMEOUT
 
     def extend_answer(self, seconds):
-        """Let this answer run `seconds` from now: a stream, by design long."""
+        """Let this answer run `seconds` from now: a stream, by design long
+        (and ended, not waited for, when the worker shuts down)."""
         self._until = max(self._until, time.monotonic() + seconds)
+        self.streaming = True
 
     def recv(self, size):
         if self._reading_head:
@@ -309,6 +317,14 @@ def _has_body(environ):
         or "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
 
 
+class _FileWrapper(gunicorn.http.wsgi.FileWrapper):
+    """Files (Swagger UI's) sent in 64 KiB writes rather than werkzeug's 8 KiB:
+    a burst of slow readers costs an eighth of the writes."""
+
+    def __init__(self, filelike, blksize=8192):
+        super().__init__(filelike, max(blksize, FILE_BLOCK_BYTES))
+
+
 class _ServerBoundary:
     """The app as the worker calls it: with the guarded body, and a
     connection closed after an error answer to a request with a body."""
@@ -319,6 +335,7 @@ class _ServerBoundary:
     def __call__(self, environ, start_response):
         connection = environ["gunicorn.socket"]
         environ["inventory.extend_answer"] = connection.extend_answer
+        environ["wsgi.file_wrapper"] = _FileWrapper
         if not _has_body(environ):
             return self.app(environ, start_response)
         environ["wsgi.input"] = _RequestBody(environ["wsgi.input"], connection)
@@ -416,6 +433,7 @@ class Worker(GeventWorker):
         limit = open_files_limit()
         self.max_connections = max(1, min(self.worker_connections, limit - DESCRIPTOR_RESERVE))
         self.open_connections = 0
+        self.connections = set()  # those being handled
         super().init_process()
 
     def load_wsgi(self):
@@ -443,21 +461,24 @@ class Worker(GeventWorker):
         for server in servers:  # stop accepting; finish what is under way
             server.close()
         ends = time.monotonic() + self.cfg.graceful_timeout
-        while self.open_connections and time.monotonic() < ends:
+        while any(not connection.streaming for connection in self.connections) \
+                and time.monotonic() < ends:
             self.notify()
             gevent.sleep(0.25)
-        for server in servers:
+        for server in servers:  # streams end here; their clients resume elsewhere
             server.stop(timeout=1)
 
     def handle(self, listener, client, addr):
         """One connection, counted from its accept (`_Listener`)."""
+        connection = _Connection(client, self.cfg.keepalive)
+        self.connections.add(connection)
         try:
             client.setblocking(1)
             client.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
-            connection = _Connection(client, self.cfg.keepalive)
             AsyncWorker.handle(self, listener, connection, addr)  # closes it
         finally:
             self.open_connections -= 1
+            self.connections.discard(connection)
 
     def handle_request(self, listener_name, req, sock, addr):
         sock.start_request()

@@ -408,3 +408,36 @@ def test_running_out_of_descriptors_pauses_accepting_and_serves_on():
         output = process.stdout.read()
     assert "out of file descriptors: accepting again shortly" in output
     assert "Traceback" not in output
+
+
+def test_hundreds_of_idle_streams_outlive_the_answer_deadline_and_stall_no_one(served):
+    # change-feed watchers: each a greenlet waiting on the feed, its answer
+    # allowed to run past the 30 s deadline of ordinary answers
+    org = served.request("POST", "/organizations", {"title": "Watched"})[2]["id"]
+    watchers = []
+    for _ in range(300):
+        sock = socket.create_connection(("127.0.0.1", served.port), timeout=5)
+        sock.sendall(f"GET /events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer "
+                     f"{TOKEN}\r\nAccept: text/event-stream\r\n\r\n".encode())
+        watchers.append(sock)
+    worst = 0.0
+    began = time.monotonic()
+    while time.monotonic() - began < 35:
+        for path in ("/healthz", f"/organizations/{org}"):
+            start = time.monotonic()
+            assert served.request("GET", path, timeout=10)[0] == 200
+            worst = max(worst, time.monotonic() - start)
+        time.sleep(0.5)
+    served.request("PATCH", f"/organizations/{org}", {"title": "Seen"})
+    received = b""
+    watchers[0].settimeout(5)
+    while b"organization.updated" not in received:
+        chunk = watchers[0].recv(65536)
+        assert chunk, "the stream was cut"
+        received += chunk
+    for sock in watchers:
+        sock.close()
+    assert received.startswith(b"HTTP/1.1 200 ")
+    assert received.count(b": keep-alive") >= 2  # a comment every 15 s, past 30 s
+    print(f"\n300 streams for 35 s: slowest probe {worst * 1000:.0f} ms")
+    assert worst < 1.0
