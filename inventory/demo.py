@@ -24,7 +24,8 @@ PLATFORMS = [
 # name, platform, environment, version, labels
 CLUSTERS = [
     ("shop-prod", "acme-eks-prod", "production", "v1.31.2-eks-1234", {"team": "shop", "tier": "gold"}),
-    ("payments-prod", "acme-eks-prod", "production", "v1.30.6-eks-5678", {"team": "payments", "tier": "gold"}),
+    ("payments-prod", "acme-eks-prod", "production", "v1.30.6-eks-5678",
+     {"team": "payments", "tier": "gold"}),
     ("shop-staging", "acme-eks-prod", "staging", "v1.32.0-eks-0001", {"team": "shop"}),
     ("analytics-prod", "acme-gke-data", "production", "1.29.10-gke.1200", {"team": "data"}),
     ("analytics-dev", "acme-gke-data", "dev", "1.31.1-gke.300", {"team": "data"}),

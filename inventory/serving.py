@@ -47,7 +47,6 @@ request id and principal; gunicorn's access log is off (`Logger`).
 """
 import contextlib
 import errno
-import os
 import resource
 import socket
 import time
@@ -62,7 +61,7 @@ import gunicorn.http.message
 import gunicorn.http.wsgi
 import orjson
 from gevent.server import StreamServer
-from gunicorn import glogging, util
+from gunicorn import glogging
 from gunicorn.http import errors as http_errors
 from gunicorn.workers.base_async import AsyncWorker
 from gunicorn.workers.ggevent import GeventWorker

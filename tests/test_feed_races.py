@@ -124,10 +124,10 @@ def test_every_reader_gets_every_event_once_in_order_under_parallel_writers(serv
     assert not broken
 
 
-def _walk_all(served):
+def _walk_all(call):
     events, after = [], None
     while True:
-        answer = served("GET", f"/events?limit=100{f'&after={after}' if after else ''}")
+        answer = call("GET", f"/events?limit=100{f'&after={after}' if after else ''}")
         if not answer.body["results"]:
             return events
         events += answer.body["results"]
