@@ -112,3 +112,11 @@ class BadOrdering(ServiceError):
     def __init__(self, detail, text):
         super().__init__(detail)
         self.text = text
+
+
+class BadGrouping(ServiceError):
+    """A `group_by` that names no field a summary can count by."""
+
+    def __init__(self, detail, text):
+        super().__init__(detail)
+        self.text = text

@@ -24,6 +24,7 @@ STATUS = {
     errors.HasChildren: 409, errors.KeyInUse: 409, errors.Contended: 409,
     errors.InProgress: 409, errors.KeyReused: 422, errors.BadFilter: 422,
     errors.BadContinuation: 422, errors.BadOrdering: 422,
+    errors.BadGrouping: 422,
 }
 
 # webargs location names -> the wire's location prefixes
@@ -67,6 +68,8 @@ def _entries_of(error):
         return [error_entry("query.continue", error.detail, error.token)]
     if isinstance(error, errors.BadOrdering):
         return [error_entry("query.order_by", error.detail, error.text)]
+    if isinstance(error, errors.BadGrouping):
+        return [error_entry("query.group_by", error.detail, error.text)]
     return []
 
 
