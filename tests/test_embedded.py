@@ -320,3 +320,37 @@ def test_counts_by_fields_leave_objects_arrays_and_other_pipelines_to_mongomock(
             [{"$match": {}}, {"$group": {"_id": {"g0": "$environment"}, "n": {"$sum": 2}}}],
             [{"$match": {}}, {"$sort": {"_id": 1}}]):
         assert locked.aggregate(pipeline) == list(plain.aggregate(pipeline)), pipeline
+
+
+# -- the matcher: OR and NOT trees of plain conditions -----------------------
+
+MATCH_DOCS = [
+    {"_id": "a", "e": "prod", "d": "eks", "v": "0001.0029.000001"},
+    {"_id": "b", "e": "dev", "d": "gke", "v": "0001.0031.000000", "x": None},
+    {"_id": "c", "e": ["prod", "dev"], "d": "eks", "v": "0001.0036.000002"},
+    {"_id": "d", "d": "aks", "v": 5, "_deleting": True},
+    {"_id": "e", "e": "staging", "d": {"nested": "eks"}, "v": "0001.0018.000000"},
+    {"_id": "f", "e": "prod"},
+]
+TREE_QUERIES = [
+    {"$or": [{"d": {"$eq": "eks"}, "v": {"$gte": "0001.0030.000000", "$lt": "0001.0037.000000"}},
+             {"d": {"$eq": "gke"}}]},
+    {"$nor": [{"e": "prod"}]},
+    {"$nor": [{"$or": [{"e": "dev"}, {"d": {"$eq": "aks"}}]}], "_deleting": {"$exists": False}},
+    {"$and": [{"$or": [{"v": {"$lt": "0001.0030.000000"}}, {"x": {"$exists": True}}]},
+              {"$nor": [{"d": "gke"}]}]},
+    {"$or": [{"e": {"$gte": "p", "$lt": "q"}}, {"v": {"$gt": "0001.0035.000000"}}]},
+    {"$or": [{"d": {"$eq": "eks"}}, {"labels.team": "a"}]},  # a dotted path: mongomock
+    {"$or": [{"e": {"$ne": "prod"}}]},  # $ne: mongomock
+    {"$nor": [{"v": {"$gte": "0001.0019.000000", "$lt": "0001.0037.000000"}}]},
+]
+
+
+@pytest.mark.parametrize("query", TREE_QUERIES)
+def test_or_and_not_trees_match_as_mongomock_does(query):
+    from mongomock_ng.filtering import filter_applies
+
+    from inventory.store.embedded import _matcher
+    matches = _matcher(query)
+    for document in MATCH_DOCS:
+        assert matches(document) == filter_applies(query, document), (query, document)

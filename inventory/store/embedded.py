@@ -107,8 +107,92 @@ def _string_test(condition):
     if isinstance(condition, dict) and condition and all(
             op in _COMPARE and isinstance(bound, str) for op, bound in condition.items()):
         tests = [(_COMPARE[op], bound) for op, bound in condition.items()]
+        if len(tests) == 1:
+            (compare, bound), = tests
+            return lambda value: compare(value, bound)
+        if len(tests) == 2:  # a range, as prefixes and version ranges are
+            (first, low), (second, high) = tests
+            return lambda value: first(value, low) and second(value, high)
         return lambda value: all(compare(value, bound) for compare, bound in tests)
     return None
+
+
+class _Undecided(Exception):
+    """A document holds something other than a string where one is compared."""
+
+
+def _field_check(field, condition):
+    """A test of one top-level field for `condition` (a string, comparisons
+    with strings, or `{"$exists": bool}`), or None when it is not one."""
+    test = _string_test(condition)
+    if test is not None:
+        def compared(document):
+            found = document.get(field, _ABSENT)
+            if found.__class__ is not str:
+                # an array matches if an element does; types compare in
+                # brackets: mongomock's rules decide
+                if found is _ABSENT:
+                    return False
+                raise _Undecided()
+            return test(found)
+        return compared
+    if isinstance(condition, dict) and condition.keys() == {"$exists"} \
+            and isinstance(condition["$exists"], bool):
+        exists = condition["$exists"]
+        return lambda document: (field in document) is exists
+    return None
+
+
+def _all_of(checks):
+    if len(checks) == 1:
+        return checks[0]
+
+    def every(document):
+        for check in checks:
+            if not check(document):
+                return False
+        return True
+    return every
+
+
+def _any_of(checks):
+    def some(document):
+        for check in checks:
+            if check(document):
+                return True
+        return False
+    return some
+
+
+def _tree_check(query, walked=None):
+    """A test of a document for a query made of the field conditions
+    `_field_check` knows, joined by `$and`, `$or` and `$nor` (what a filter
+    with OR and NOT compiles into, and `support.status`'s version ranges);
+    None for any other query. It raises _Undecided where mongomock must decide."""
+    checks = []
+    for field, condition in query.items():
+        if field in ("$and", "$or", "$nor"):
+            if not (isinstance(condition, list) and condition
+                    and all(isinstance(clause, dict) for clause in condition)):
+                return None
+            inner = [_tree_check(clause) for clause in condition]
+            if any(check is None for check in inner):
+                return None
+            if field == "$and":
+                checks.extend(inner)
+            elif field == "$or":
+                checks.append(_any_of(inner))
+            else:
+                some = _any_of(inner)
+                checks.append(lambda document, some=some: not some(document))
+        elif field.startswith("$") or "." in field:
+            return None
+        elif not (field == walked and _walked_bounds(condition)):
+            check = _field_check(field, condition)
+            if check is None:
+                return None
+            checks.append(check)
+    return _all_of(checks) if checks else (lambda document: True)
 
 
 def _matcher(query, walked=None):
@@ -116,13 +200,24 @@ def _matcher(query, walked=None):
     matcher would. The conditions the store and its filters send most
     (fields compared with strings, `{"$exists": bool}`, joined by `$and`;
     the bounds on the `walked` field, which a walk applies itself) are
-    checked directly; any other query, and a document holding an array or
-    a non-string where a string is compared, go to mongomock."""
+    checked directly in one loop; the same conditions joined by `$or` and
+    `$nor` too, as a small tree of tests. Any other query, and a document
+    holding an array or a non-string where a string is compared, go to
+    mongomock."""
     def mongomock(document):
         return filter_applies(query, document)
     conditions = _conditions(query, walked)
     if conditions is None:
-        return mongomock
+        tree = _tree_check(query, walked)
+        if tree is None:
+            return mongomock
+
+        def checked(document):
+            try:
+                return tree(document)
+            except _Undecided:
+                return mongomock(document)
+        return checked
     checks = []  # (field, test of a string value, or None; $exists, or None)
     for field, condition in conditions:
         test = _string_test(condition)
