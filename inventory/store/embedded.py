@@ -31,6 +31,7 @@ of dropping them. Anything else goes to mongomock. Here too the answers are
 mongomock's own (tests/test_embedded.py compares them through writes).
 """
 import bisect
+import itertools
 import operator
 import threading
 
@@ -376,18 +377,37 @@ class LockedCollection:
             shape = None if kwargs else _count_by_fields(pipeline)
             if shape is not None:
                 query, paths, count_name = shape
-                matches, counts = _matcher(query), {}
-                for document in self._documents().values():
-                    if matches(document):
-                        key = tuple(_value_at(document, parts) for _, parts in paths)
-                        if any(isinstance(value, _CONTAINERS) for value in key):
-                            break
-                        counts[key] = counts.get(key, 0) + 1
-                else:
+                counts = self._count_by(_matcher(query), [parts for _, parts in paths])
+                if counts is not None:
                     return [{"_id": {name: value for (name, _), value in zip(paths, key)
                                      if value is not _ABSENT}, count_name: count}
                             for key, count in counts.items()]
             return list(self._collection.aggregate(pipeline, **kwargs))
+
+    def _count_by(self, matches, paths):
+        """{values at `paths` (_ABSENT where none): how many matching
+        documents have them}, or None when a value is an object or an array."""
+        documents, counts = self._documents().values(), {}
+        if all(len(parts) == 1 for parts in paths):  # top-level fields: read in one go
+            fields, absent = [parts[0] for parts in paths], itertools.repeat(_ABSENT)
+
+            def key_of(document):
+                return tuple(map(document.get, fields, absent))
+        else:
+            def key_of(document):
+                return tuple([_value_at(document, parts) for parts in paths])
+        for document in documents:
+            if matches(document):
+                key = key_of(document)
+                try:
+                    counts[key] += 1
+                except KeyError:
+                    if any(isinstance(value, _CONTAINERS) for value in key):
+                        return None
+                    counts[key] = 1
+                except TypeError:  # unhashable: an object or an array
+                    return None
+        return counts
 
     # -- writes by key -------------------------------------------------------
 

@@ -1,4 +1,5 @@
 """The four resource collections and their data rules."""
+import heapq
 import secrets
 import time
 
@@ -24,6 +25,9 @@ from inventory.lifecycle import LIFECYCLES, STATUSES, distribution_of, minor_of,
 from inventory.store.query import DISTRIBUTION_FIELD, VERSION_KEY_FIELD
 from inventory.versions import version_key, version_parts
 
+# A summary answers at most this many groups, the largest: its answer (and
+# the work of shaping it) stays bounded when a field has a value per cluster.
+MAX_GROUPS = 1000
 AUDIT_FIELDS = {"created_by": "string", "created_on": "timestamp",
                 "last_modified_by": "string", "last_modified_on": "timestamp"}
 
@@ -202,14 +206,16 @@ class ClusterStore(ResourceStore):
     def summary(self, tree, group_by, scope=None):
         """([(key, count)], total): the live clusters matching the parsed
         filter `tree` in the caller's scope, counted by the `group_by`
-        fields (inventory.grouping), in descending count, then key order.
+        fields (inventory.grouping), in descending count, then key order;
+        the MAX_GROUPS largest groups (`total` counts every match, so the
+        groups add up to less than it when some were left out).
 
         One aggregation: a `$match` (which an index serves as far as the
         scope and filter allow) and a `$group` by the stored fields the
         groups are made of. A version is grouped by its version key and a
         support status by distribution and version key; both become their
         minor version and today's status here, and the rows that then share
-        a key are added up (a few hundred versions at most)."""
+        a key are added up."""
         stored = {}  # stored path -> its name in the aggregation's group key
         for field in group_by:
             for path in self._GROUPED.get(field, (field,)):  # labels.<key> as is
@@ -219,26 +225,41 @@ class ClusterStore(ResourceStore):
             {"$match": query},
             {"$group": {"_id": {name: f"${path}" for path, name in stored.items()},
                         "count": {"$sum": 1}}}])
-        day, counts = today(), {}
+        values_of = [self._group_values(field, stored, today()) for field in group_by]
+        counts = {}
         for row in rows:
-            values = {path: row["_id"].get(name) for path, name in stored.items()}
-            key = tuple(self._group_value(field, values, day) for field in group_by)
+            key = tuple([value_of(row["_id"]) for value_of in values_of])
             counts[key] = counts.get(key, 0) + row["count"]
-        groups = sorted(counts.items(), key=lambda item: (-item[1], tuple(
-            _group_order(field, value) for field, value in zip(group_by, item[0]))))
+        items = list(counts.items())
+        if len(items) > MAX_GROUPS:  # only those that can be among the largest are ordered
+            least = heapq.nlargest(MAX_GROUPS, counts.values())[-1]
+            items = [item for item in items if item[1] >= least]
+        orders = [_GROUP_ORDERS.get(field, _text_order) for field in group_by]
+        items.sort(key=lambda item: (-item[1], [order(value) for order, value in
+                                                zip(orders, item[0])]))
+        groups = items[:MAX_GROUPS]
         return ([(dict(zip(group_by, key)), count) for key, count in groups],
                 sum(counts.values()))
 
     @staticmethod
-    def _group_value(field, values, day):
-        if field == "version" or field == "support.status":
-            key = values[VERSION_KEY_FIELD]
-            minor = None if key is None else minor_of(key)
-            if field == "version":
-                return minor
-            return LIFECYCLES.status_of_minor(values[DISTRIBUTION_FIELD] or "upstream",
-                                              minor, day)
-        return values[ClusterStore._GROUPED.get(field, (field,))[0]]
+    def _group_values(field, stored, day):
+        """A function giving `field`'s value from an aggregation row's key."""
+        if field not in ("version", "support.status"):
+            name = stored[ClusterStore._GROUPED.get(field, (field,))[0]]
+            return lambda ids: ids.get(name)
+        key_name, distribution_name = stored[VERSION_KEY_FIELD], stored.get(DISTRIBUTION_FIELD)
+        known = {}  # a few hundred versions at most: each worked out once
+
+        def value_of(ids):
+            version_key, distribution = ids.get(key_name), ids.get(distribution_name)
+            try:
+                return known[version_key, distribution]
+            except KeyError:
+                minor = None if version_key is None else minor_of(version_key)
+                known[version_key, distribution] = value = minor if field == "version" else \
+                    LIFECYCLES.status_of_minor(distribution or "upstream", minor, day)
+                return value
+        return value_of
 
     def delete_children(self, docs):
         for doc in docs:
@@ -259,16 +280,16 @@ class ClusterStore(ResourceStore):
         return result.matched_count == 1 or self.still_live(cluster)
 
 
-def _group_order(field, value):
-    """Where a group's value sorts among its field's: a missing value first,
-    versions as versions, statuses in lifecycle order, text by code point."""
-    if value is None:
-        return (0,)
-    if field == "version":
-        return (1, version_parts(value))
-    if field == "support.status":
-        return (1, STATUSES.index(value))
-    return (1, value)
+# Where a group's value sorts among its field's: a missing value first,
+# versions as versions, statuses in lifecycle order, text by code point.
+def _text_order(value):
+    return (0, "") if value is None else (1, value)
+
+
+_GROUP_ORDERS = {
+    "version": lambda value: (0,) if value is None else (1, *version_parts(value)),
+    "support.status": STATUSES.index,
+}
 
 
 class ScanStore(ResourceStore):
