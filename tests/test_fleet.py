@@ -588,3 +588,16 @@ def test_a_summary_refuses_what_lists_refuse(client):
         "group_by": "version", "limit": "5"}), 422, "query.limit")
     assert_problem(client.get("/kubeclusters:summary?group_by=version&group_by=platform"),
                    422, "query.group_by")
+
+
+def test_a_summary_answers_the_largest_groups_and_total_counts_every_match(
+        client, inventory, platforms, monkeypatch):
+    from inventory.store import resources
+    monkeypatch.setattr(resources, "MAX_GROUPS", 2)
+    for environment, many in (("a", 1), ("b", 3), ("c", 2), ("d", 2)):
+        for _ in range(many):
+            inventory.cluster(platform=platforms["eks"], environment=environment)
+    body = client.get("/kubeclusters:summary?group_by=environment").get_json()
+    assert body["groups"] == [{"key": {"environment": "b"}, "count": 3},
+                              {"key": {"environment": "c"}, "count": 2}]
+    assert body["total"] == 8  # more than the groups add up to: some were left out
