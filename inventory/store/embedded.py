@@ -31,7 +31,7 @@ of dropping them. Anything else goes to mongomock. Here too the answers are
 mongomock's own (tests/test_embedded.py compares them through writes).
 """
 import bisect
-import itertools
+import collections
 import operator
 import threading
 
@@ -379,35 +379,30 @@ class LockedCollection:
                 query, paths, count_name = shape
                 counts = self._count_by(_matcher(query), [parts for _, parts in paths])
                 if counts is not None:
-                    return [{"_id": {name: value for (name, _), value in zip(paths, key)
-                                     if value is not _ABSENT}, count_name: count}
+                    names = [name for name, _ in paths]
+                    return [{"_id": dict(zip(names, key)) if _ABSENT not in key else
+                             {name: value for name, value in zip(names, key)
+                              if value is not _ABSENT}, count_name: count}
                             for key, count in counts.items()]
             return list(self._collection.aggregate(pipeline, **kwargs))
 
     def _count_by(self, matches, paths):
         """{values at `paths` (_ABSENT where none): how many matching
-        documents have them}, or None when a value is an object or an array."""
-        documents, counts = self._documents().values(), {}
-        if all(len(parts) == 1 for parts in paths):  # top-level fields: read in one go
-            fields, absent = [parts[0] for parts in paths], itertools.repeat(_ABSENT)
-
-            def key_of(document):
-                return tuple(map(document.get, fields, absent))
-        else:
-            def key_of(document):
-                return tuple([_value_at(document, parts) for parts in paths])
-        for document in documents:
-            if matches(document):
-                key = key_of(document)
-                try:
-                    counts[key] += 1
-                except KeyError:
-                    if any(isinstance(value, _CONTAINERS) for value in key):
-                        return None
-                    counts[key] = 1
-                except TypeError:  # unhashable: an object or an array
-                    return None
-        return counts
+        documents have them}, or None when a value is an object or an
+        array (unhashable: mongomock decides). Read a column per path and
+        counted in one go: a loop per document costs twice as much."""
+        matched = list(filter(matches, self._documents().values()))
+        columns = []
+        for first, *rest in paths:
+            values = [document.get(first, _ABSENT) for document in matched]
+            for part in rest:  # a dotted path: through objects only
+                values = [value.get(part, _ABSENT) if isinstance(value, dict) else
+                          [] if isinstance(value, list) else _ABSENT for value in values]
+            columns.append(values)
+        try:
+            return collections.Counter(zip(*columns))
+        except TypeError:
+            return None
 
     # -- writes by key -------------------------------------------------------
 

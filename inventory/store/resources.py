@@ -230,14 +230,12 @@ class ClusterStore(ResourceStore):
         for row in rows:
             key = tuple([value_of(row["_id"]) for value_of in values_of])
             counts[key] = counts.get(key, 0) + row["count"]
-        items = list(counts.items())
-        if len(items) > MAX_GROUPS:  # only those that can be among the largest are ordered
-            least = heapq.nlargest(MAX_GROUPS, counts.values())[-1]
-            items = [item for item in items if item[1] >= least]
         orders = [_GROUP_ORDERS.get(field, _text_order) for field in group_by]
-        items.sort(key=lambda item: (-item[1], [order(value) for order, value in
-                                                zip(orders, item[0])]))
-        groups = items[:MAX_GROUPS]
+
+        def order(item):
+            return -item[1], [order(value) for order, value in zip(orders, item[0])]
+        groups = sorted(counts.items(), key=order) if len(counts) <= MAX_GROUPS else \
+            heapq.nsmallest(MAX_GROUPS, counts.items(), key=order)
         return ([(dict(zip(group_by, key)), count) for key, count in groups],
                 sum(counts.values()))
 
