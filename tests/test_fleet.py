@@ -601,3 +601,14 @@ def test_a_summary_answers_the_largest_groups_and_total_counts_every_match(
     assert body["groups"] == [{"key": {"environment": "b"}, "count": 3},
                               {"key": {"environment": "c"}, "count": 2}]
     assert body["total"] == 8  # more than the groups add up to: some were left out
+
+
+@pytest.mark.parametrize("method", ["patch", "delete"])
+@pytest.mark.parametrize("header", ['""', '"-"', '"nothing-supported-None"', 'W/"x"'])
+def test_if_match_of_no_stored_revision_is_412_on_a_cluster(client, inventory, method, header):
+    cluster = inventory.cluster()
+    path = f"/kubeclusters/{cluster['name']}"
+    response = getattr(client, method)(path, json={"title": "x"} if method == "patch" else None,
+                                       headers={"If-Match": header})
+    assert_problem(response, 412)
+    assert client.get(path).get_json()["title"] == ""

@@ -138,7 +138,9 @@ class ClusterStore(ResourceStore):
     @staticmethod
     def stored_revisions(revisions):
         """The stored revisions of ETags (`<revision>-<status>-<ends_on>`)."""
-        return None if revisions is None else [tag.split("-", 1)[0] for tag in revisions]
+        # (an empty tag, `If-Match: ""`, comes as None: it matches no revision)
+        return None if revisions is None else [(tag or "").split("-", 1)[0]
+                                               for tag in revisions]
 
     def distribution_fields(self, platform):
         """What a cluster keeps of its platform: the provider (summaries
