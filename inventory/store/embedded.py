@@ -367,30 +367,36 @@ class LockedCollection:
             return None
 
     def aggregate(self, pipeline, **kwargs):
-        """A list, computed inside the lock. A count of the documents
-        matching a query by field paths (what summaries send) is one pass
-        over the documents, with the query checked as `find` checks it:
-        mongomock's aggregation engine takes several times as long. Any
-        other pipeline, or a grouped value that is an object or an array
-        (mongomock's rules decide those), goes to mongomock."""
+        """A list. A count of the documents matching a query by field paths
+        (what summaries send) is one pass over the documents, with the
+        query checked as `find` checks it: mongomock's aggregation engine
+        takes several times as long. Only the pass holds the lock (reading
+        the grouped values, a column per path); counting them and shaping
+        the answer do not. Any other pipeline, or a grouped value that is
+        an object or an array (mongomock's rules decide those), goes to
+        mongomock, inside the lock."""
+        shape = None if kwargs else _count_by_fields(pipeline)
+        if shape is not None:
+            query, paths, count_name = shape
+            with _LOCK:
+                columns = self._columns(_matcher(query), [parts for _, parts in paths])
+            try:
+                counts = collections.Counter(zip(*columns))
+            except TypeError:  # unhashable: an object or an array
+                counts = None
+            if counts is not None:
+                names = [name for name, _ in paths]
+                return [{"_id": dict(zip(names, key)) if _ABSENT not in key else
+                         {name: value for name, value in zip(names, key)
+                          if value is not _ABSENT}, count_name: count}
+                        for key, count in counts.items()]
         with _LOCK:
-            shape = None if kwargs else _count_by_fields(pipeline)
-            if shape is not None:
-                query, paths, count_name = shape
-                counts = self._count_by(_matcher(query), [parts for _, parts in paths])
-                if counts is not None:
-                    names = [name for name, _ in paths]
-                    return [{"_id": dict(zip(names, key)) if _ABSENT not in key else
-                             {name: value for name, value in zip(names, key)
-                              if value is not _ABSENT}, count_name: count}
-                            for key, count in counts.items()]
             return list(self._collection.aggregate(pipeline, **kwargs))
 
-    def _count_by(self, matches, paths):
-        """{values at `paths` (_ABSENT where none): how many matching
-        documents have them}, or None when a value is an object or an
-        array (unhashable: mongomock decides). Read a column per path and
-        counted in one go: a loop per document costs twice as much."""
+    def _columns(self, matches, paths):
+        """For each path, its values (_ABSENT where none) in the matching
+        documents, in one order: read a column at a time, which costs half
+        what a loop per document does."""
         matched = list(filter(matches, self._documents().values()))
         columns = []
         for first, *rest in paths:
@@ -399,10 +405,7 @@ class LockedCollection:
                 values = [value.get(part, _ABSENT) if isinstance(value, dict) else
                           [] if isinstance(value, list) else _ABSENT for value in values]
             columns.append(values)
-        try:
-            return collections.Counter(zip(*columns))
-        except TypeError:
-            return None
+        return columns
 
     # -- writes by key -------------------------------------------------------
 
