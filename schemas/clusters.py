@@ -142,6 +142,11 @@ class KubeClusterSummarySchema(BodySchema):
     schema_url = schema_url_field(required=True)
     groups = fields.List(fields.Nested(SummaryGroupSchema), required=True, metadata={
         "description": "In descending count, then key order (versions as versions, "
-        "statuses in lifecycle order, a missing label first)."})
+        "statuses in lifecycle order, a missing label first); at most 1,000, the largest: "
+        "when the counts add up to less than `total`, smaller groups were left out.",
+        "examples": [[{"key": {"environment": "production", "version": "1.31",
+                               "support.status": "extended"}, "count": 12},
+                      {"key": {"environment": "staging", "version": "1.29",
+                               "support.status": "unsupported"}, "count": 3}]]})
     total = fields.Integer(required=True, metadata={
         "description": "How many clusters matched: the sum of the counts.", "minimum": 0})
