@@ -134,7 +134,8 @@ def main():
     names = list(results[sizes[0]])
     lines = [(f"# python -m bench.summary --sizes {args.sizes} --rounds {args.rounds}  "
               f"(today {datetime.date.today()}; nproc {len(os.sched_getaffinity(0))}; "
-              f"python {sys.version.split()[0]}; {revision()})"),
+              f"python {sys.version.split()[0]}; load average {os.getloadavg()[0]:.1f}; "
+              f"{revision()})"),
              "In process, embedded store; median ms; growth = ms at N over ms at the first N.",
              f"{'':<46}" + "".join(f"{f'N={n:,}':>12}" for n in sizes)
              + "".join(f"{f'x at {n:,}':>12}" for n in sizes[1:]) + "   at the largest N"]
