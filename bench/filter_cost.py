@@ -69,6 +69,11 @@ CANDIDATES = {  # name -> a legal filter; names say which match anything
     f"{K} OR labels.team!= prefix": ors('labels.team!="team-*"' for _ in range(K)),
     f"{K} OR created_on!= prefix": ors('created_on!="2*"' for _ in range(K)),
     f"{K // 2} OR NOT name!= prefix": ors('NOT name!="c*"' for _ in range(K // 2)),
+    # each compiles into version ranges per distribution (several clauses)
+    f"{K} OR support.status=unknown": ors('support.status="unknown"' for _ in range(K)),
+    f"{K} OR support.status!=, then false": ors(
+        f'(support.status!="{s}" AND environment="nope")' for s in
+        ("supported", "ending", "extended", "unsupported") * (K // 8)),
 }
 
 

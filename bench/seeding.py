@@ -5,11 +5,13 @@ from inventory.store.resources import ScanStore
 from inventory.versions import version_key
 
 COLLECTIONS = ("organizations", "platforms", "clusters", "scans")
+PROVIDERS = ("eks", "gke", "aks", "kubeadm")
 
 
 def seed(store, n):
-    """n organizations, n platforms (one each), n clusters (one per platform)
-    and n scans of the first cluster.
+    """n organizations, n platforms (one each, their control plane providers
+    in turn eks, gke, aks and kubeadm), n clusters (one per platform) and n
+    scans of the first cluster.
 
     One record of each is made through the store, so the documents have the
     store's own shape; they are then copied with new keys and written in bulk
@@ -33,17 +35,20 @@ def seed(store, n):
     docs = {name: [] for name in COLLECTIONS}
     for i in range(n):
         org_id, version = new_id("org"), f"1.{28 + i % 5}.{i % 7}"
+        provider = PROVIDERS[i % len(PROVIDERS)]
         docs["organizations"].append({**template["organizations"], "_id": org_id,
                                       "title": f"Customer {i}", "_rev": new_revision()})
         docs["platforms"].append({**template["platforms"], "_id": f"platform-{i:05d}",
                                   "organization": org_id, "title": f"Platform {i}",
+                                  "control_plane": {"provider": provider},
                                   "_uid": new_revision(), "_rev": new_revision()})
         docs["clusters"].append({**template["clusters"], "_id": f"cluster-{i:05d}",
                                  "id": new_id("k8scl"), "platform": f"platform-{i:05d}",
                                  "organization": org_id,
                                  "environment": ("production", "staging", "dev")[i % 3],
                                  "version": version, "_version_key": version_key(version),
-                                 "labels": {"team": f"team-{i % 10}"}, "_rev": new_revision()})
+                                 "labels": {"team": f"team-{i % 10}"}, "_rev": new_revision(),
+                                 **store.clusters.distribution_fields(docs["platforms"][-1])})
     first = docs["clusters"][0]
     for i in range(n):
         scan_id, scanned_on = new_id("k8scs"), 1_700_000_000 + i * 3600

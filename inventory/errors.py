@@ -134,3 +134,11 @@ class EventExpired(ServiceError):
 
 class Busy(ServiceError):
     """The process serves as many of these as it may: retry shortly."""
+
+
+class BadGrouping(ServiceError):
+    """A `group_by` that names no field a summary can count by."""
+
+    def __init__(self, detail, text):
+        super().__init__(detail)
+        self.text = text

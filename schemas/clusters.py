@@ -1,10 +1,58 @@
 """A cluster, provisioned by a platform."""
-from marshmallow import fields, validate
+from marshmallow import Schema, fields, validate
 
+from inventory import grouping
+from inventory.filtering import MAX_LENGTH as MAX_FILTER
+from inventory.lifecycle import DISTRIBUTIONS, STATUSES
 from inventory.ordering import CLUSTERS
 from inventory.versions import VERSION_RE
-from schemas.common import BodySchema, audit_fields, envelope, list_args, request_schema
+from schemas.common import (
+    FILTER_DESCRIPTION,
+    BodySchema,
+    audit_fields,
+    envelope,
+    list_args,
+    request_schema,
+    schema_url_field,
+)
 from schemas.fields import Labels, Slug, Text
+
+_DAY = {"format": "date"}
+_STATUS = {"enum": list(STATUSES)}
+
+
+class LifecycleSchema(Schema):
+    """The lifecycle data that applied to the cluster's version."""
+
+    distribution = fields.String(required=True, metadata={
+        "enum": list(DISTRIBUTIONS), "description": "Whose lifecycle the cluster follows: its "
+        "platform's `control_plane.provider` when `eks`, `gke` or `aks`, else `upstream`."})
+    minor = fields.String(required=True, allow_none=True, metadata={
+        "description": "The cluster's minor version, e.g. `1.31`.", "examples": ["1.31"]})
+    released_on = fields.String(required=True, allow_none=True, metadata={
+        **_DAY, "description": "When the distribution released it; null when the data does "
+        "not know the version."})
+    standard_support_ends_on = fields.String(required=True, allow_none=True, metadata={
+        **_DAY, "description": "The day standard support ends; null when not known."})
+    extended_support_ends_on = fields.String(required=True, allow_none=True, metadata={
+        **_DAY, "description": "The day extended (EKS) or long-term (AKS) support ends; null "
+        "where there is none."})
+    source = fields.String(required=True, metadata={
+        "description": "The data's source and date.",
+        "examples": ["endoflife.date 2026-08-22 (a70eca337600)"]})
+
+
+class SupportSchema(Schema):
+    """Whether the cluster's version is supported today by its distribution."""
+
+    status = fields.String(required=True, metadata={**_STATUS, "description": (
+        "`supported`; `ending`: standard support ends within 90 days; `extended`: past "
+        "standard support, within extended support; `unsupported`; `unknown`: the version "
+        "is not in the lifecycle data. Computed for today.")})
+    ends_on = fields.String(required=True, allow_none=True, metadata={**_DAY, "description": (
+        "The first day the status no longer holds (for `supported`, the day it becomes "
+        "`ending`); null when not known or when it does not end.")})
+    lifecycle = fields.Nested(LifecycleSchema, required=True)
 
 
 class KubeClusterSchema(BodySchema):
@@ -34,6 +82,8 @@ class KubeClusterSchema(BodySchema):
     last_scanned_on = fields.Integer(dump_only=True, required=True, allow_none=True,
                                      metadata={"description": "`scanned_on` of the newest "
                                                "scan; null before the first."})
+    support = fields.Nested(SupportSchema, dump_only=True, required=True, metadata={
+        "description": "Computed when read, for today: never stored."})
     created_by, created_on, last_modified_by, last_modified_on = audit_fields()
 
 
@@ -49,4 +99,54 @@ KubeClusterPatchSchema = request_schema(
 KubeClusterListSchema = envelope("KubeClusterList", KubeClusterSchema)
 KubeClusterListArgsSchema = list_args("KubeClusterList", [
     'environment="production" AND version<"1.30"', "labels:team", 'labels.team="core"',
-    'version="1.31*"', "last_scanned_on<1763800000"], CLUSTERS)
+    'version="1.31*"', "last_scanned_on<1763800000",
+    'support.status="ending" AND environment="production"',
+    'NOT support.status="supported"'], CLUSTERS)
+
+_GROUP_FIELDS = ", ".join(f"`{name}`" for name in grouping.FIELDS)
+
+
+class KubeClusterSummaryArgsSchema(Schema):
+    group_by = fields.String(
+        required=True, validate=validate.Length(min=1, max=grouping.MAX_GROUP_BY),
+        metadata={"description": (
+            f"One to {grouping.MAX_FIELDS} fields separated by commas, among {_GROUP_FIELDS} "
+            "and `labels.<key>`. `version` counts by minor version (`1.31`), "
+            "`support.status` by today's status."),
+            "examples": ["environment", "version, support.status", "organization",
+                         "labels.team, environment"]})
+    filter = fields.String(
+        validate=validate.Length(max=MAX_FILTER),
+        metadata={"description": FILTER_DESCRIPTION.split("A filtered page")[0].strip()
+                  + " Every matching cluster is counted.",
+                  "examples": ['environment="production"', 'support.status!="supported"']})
+
+
+class SummaryGroupSchema(Schema):
+    key = fields.Dict(
+        keys=fields.String(), values=fields.String(allow_none=True), required=True,
+        metadata={"description": "The group's value of each `group_by` field, named as in "
+                  "`group_by`; null where a cluster has no such label.",
+                  "properties": {
+                      **{name: {"type": "string"} for name in grouping.FIELDS
+                         if name != "support.status"},
+                      "support.status": {"type": "string", **_STATUS}},
+                  "examples": [{"version": "1.29", "environment": "production"}]})
+    count = fields.Integer(required=True, metadata={"minimum": 1})
+
+
+class KubeClusterSummarySchema(BodySchema):
+    """Counts of the clusters matching a filter, by the `group_by` fields."""
+
+    SCHEMA_NAME = "KubeClusterSummary"
+    schema_url = schema_url_field(required=True)
+    groups = fields.List(fields.Nested(SummaryGroupSchema), required=True, metadata={
+        "description": "In descending count, then key order (versions as versions, "
+        "statuses in lifecycle order, a missing label first); at most 1,000, the largest: "
+        "when the counts add up to less than `total`, smaller groups were left out.",
+        "examples": [[{"key": {"environment": "production", "version": "1.31",
+                               "support.status": "extended"}, "count": 12},
+                      {"key": {"environment": "staging", "version": "1.29",
+                               "support.status": "unsupported"}, "count": 3}]]})
+    total = fields.Integer(required=True, metadata={
+        "description": "How many clusters matched: the sum of the counts.", "minimum": 0})

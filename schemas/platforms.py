@@ -45,7 +45,7 @@ KubePlatformCreateSchema = request_schema(
     required=("name", "organization", "control_plane", "infrastructure"),
     defaults={"title": "", "description": ""})
 KubePlatformPatchSchema = request_schema(KubePlatformSchema, "KubePlatformPatch", change=True,
-                                         immutable=("name", "organization"))
+                                         immutable=("name", "organization", "control_plane"))
 KubePlatformListSchema = envelope("KubePlatformList", KubePlatformSchema)
 KubePlatformListArgsSchema = list_args("KubePlatformList", [
     'control_plane.provider="eks" AND infrastructure.cloud.provider="aws"',

@@ -262,3 +262,95 @@ def test_the_direct_matcher_agrees_with_mongomock(query, walked):
                 document["_id"] >= lower if lower_inclusive else document["_id"] > lower):
             continue
         assert matches(document) == filter_applies(query, document), document
+
+
+# -- counts by fields (summaries) ---------------------------------------------
+
+COUNT_DOCS = [
+    {"_id": f"k{i:02d}", "organization": f"o{i % 3}", "environment": ["prod", "dev"][i % 2],
+     "_version_key": f"0001.00{20 + i % 5}.000001", "_distribution": ["eks", "upstream"][i % 2],
+     **({"labels": {"team": ["a", "b"][i % 2]}} if i % 4 else {"labels": {}}),
+     **({"_deleting": True} if i == 7 else {}), **({"note": None} if i == 3 else {})}
+    for i in range(24)]
+COUNT_QUERIES = [
+    {}, {"_deleting": {"$exists": False}}, {"organization": "o1", "_deleting": {"$exists": False}},
+    {"$or": [{"_distribution": {"$eq": "eks"}, "_version_key": {"$gte": "0001.0022.000000",
+                                                                 "$lt": "0001.0024.000000"}},
+             {"_distribution": {"$eq": "upstream"}}]},
+    {"$nor": [{"environment": "prod"}]}, {"labels.team": "a"}, {"_id": {"$exists": False}},
+]
+COUNT_KEYS = [{"g0": "$environment"}, {"g0": "$organization", "g1": "$_version_key"},
+              {"g0": "$labels.team", "g1": "$note", "g2": "$_distribution"},
+              {"g0": "$missing.deep"}]
+
+
+def _canonical(rows):
+    return sorted((sorted(row["_id"].items()), row["count"]) for row in rows)
+
+
+@pytest.mark.parametrize("query", COUNT_QUERIES)
+@pytest.mark.parametrize("keys", COUNT_KEYS)
+def test_counts_by_fields_match_mongomock_through_writes(query, keys):
+    plain = mongomock_ng.MongoClient().db.things
+    locked = LockedCollection(plain)
+    for doc in COUNT_DOCS:
+        locked.insert_one(dict(doc))
+    pipeline = [{"$match": query}, {"$group": {"_id": keys, "count": {"$sum": 1}}}]
+
+    def same():
+        assert _canonical(locked.aggregate(pipeline)) == _canonical(plain.aggregate(pipeline))
+
+    same()
+    locked.update_one({"_id": "k05"}, {"$set": {"environment": "test", "labels.team": "c"}})
+    locked.delete_one({"_id": "k06"})
+    locked.insert_one({"_id": "k99", "organization": "o1", "environment": "prod"})
+    same()
+
+
+def test_counts_by_fields_leave_objects_arrays_and_other_pipelines_to_mongomock():
+    plain = mongomock_ng.MongoClient().db.things
+    locked = LockedCollection(plain)
+    for doc in COUNT_DOCS[:6]:
+        locked.insert_one(dict(doc))
+    locked.insert_one({"_id": "arr", "environment": ["prod", "dev"], "labels": {"team": "a"}})
+    for pipeline in (
+            [{"$match": {}}, {"$group": {"_id": {"g0": "$environment"}, "count": {"$sum": 1}}}],
+            [{"$match": {}}, {"$group": {"_id": {"g0": "$labels"}, "count": {"$sum": 1}}}],
+            [{"$match": {}}, {"$group": {"_id": "$environment", "count": {"$sum": 1}}}],
+            [{"$match": {}}, {"$group": {"_id": {"g0": "$environment"}, "n": {"$sum": 2}}}],
+            [{"$match": {}}, {"$sort": {"_id": 1}}]):
+        assert locked.aggregate(pipeline) == list(plain.aggregate(pipeline)), pipeline
+
+
+# -- the matcher: OR and NOT trees of plain conditions -----------------------
+
+MATCH_DOCS = [
+    {"_id": "a", "e": "prod", "d": "eks", "v": "0001.0029.000001"},
+    {"_id": "b", "e": "dev", "d": "gke", "v": "0001.0031.000000", "x": None},
+    {"_id": "c", "e": ["prod", "dev"], "d": "eks", "v": "0001.0036.000002"},
+    {"_id": "d", "d": "aks", "v": 5, "_deleting": True},
+    {"_id": "e", "e": "staging", "d": {"nested": "eks"}, "v": "0001.0018.000000"},
+    {"_id": "f", "e": "prod"},
+]
+TREE_QUERIES = [
+    {"$or": [{"d": {"$eq": "eks"}, "v": {"$gte": "0001.0030.000000", "$lt": "0001.0037.000000"}},
+             {"d": {"$eq": "gke"}}]},
+    {"$nor": [{"e": "prod"}]},
+    {"$nor": [{"$or": [{"e": "dev"}, {"d": {"$eq": "aks"}}]}], "_deleting": {"$exists": False}},
+    {"$and": [{"$or": [{"v": {"$lt": "0001.0030.000000"}}, {"x": {"$exists": True}}]},
+              {"$nor": [{"d": "gke"}]}]},
+    {"$or": [{"e": {"$gte": "p", "$lt": "q"}}, {"v": {"$gt": "0001.0035.000000"}}]},
+    {"$or": [{"d": {"$eq": "eks"}}, {"labels.team": "a"}]},  # a dotted path: mongomock
+    {"$or": [{"e": {"$ne": "prod"}}]},  # $ne: mongomock
+    {"$nor": [{"v": {"$gte": "0001.0019.000000", "$lt": "0001.0037.000000"}}]},
+]
+
+
+@pytest.mark.parametrize("query", TREE_QUERIES)
+def test_or_and_not_trees_match_as_mongomock_does(query):
+    from mongomock_ng.filtering import filter_applies
+
+    from inventory.store.embedded import _matcher
+    matches = _matcher(query)
+    for document in MATCH_DOCS:
+        assert matches(document) == filter_applies(query, document), (query, document)

@@ -57,12 +57,26 @@ def test_missing_nested_provider_is_422_at_its_dotted_location(client, inventory
 def test_patch_merges_nested_objects(client, inventory):
     platform = inventory.platform(title="Old")
     response = client.patch(f"/kubeplatforms/{platform['name']}",
-                            json={"control_plane": {"provider": "eks-anywhere"}})
+                            json={"infrastructure": {"cloud": {"provider": "on-prem"}}})
     assert response.status_code == 200
     changed = response.get_json()
-    assert changed["control_plane"] == {"provider": "eks-anywhere"}
-    assert changed["infrastructure"] == platform["infrastructure"]
+    assert changed["infrastructure"] == {"cloud": {"provider": "on-prem"}}
+    assert changed["control_plane"] == platform["control_plane"]
     assert changed["title"] == "Old"
+
+
+def test_control_plane_provider_cannot_change_and_nothing_is_written(client, inventory):
+    """Its clusters keep a copy of it (their lifecycle, summaries): README Decisions."""
+    platform = inventory.platform(title="Old")
+    response = client.patch(f"/kubeplatforms/{platform['name']}", json={
+        "title": "New", "control_plane": {"provider": "eks-anywhere"}})
+    body = assert_problem(response, 422, "body.control_plane.provider")
+    assert "cannot be changed" in body["errors"][0]["message"]
+    assert client.get(f"/kubeplatforms/{platform['name']}").get_json()["title"] == "Old"
+    # the same value is accepted, as for every field that cannot change
+    response = client.patch(f"/kubeplatforms/{platform['name']}", json={
+        "title": "New", "control_plane": {"provider": "eks"}})
+    assert response.status_code == 200 and response.get_json()["title"] == "New"
 
 
 @pytest.mark.parametrize("field, value", [("name", "renamed"),

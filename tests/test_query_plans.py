@@ -147,7 +147,9 @@ def plans_of_filtered_page(resource, run):
 
 
 @pytest.mark.parametrize("flt", ['environment="nowhere"', 'title="Rare*" OR labels:team',
-                                 'NOT version>="1.0"'])
+                                 'NOT version>="1.0"', 'support.status="unsupported"',
+                                 'support.status="supported" AND environment="dev"',
+                                 'NOT support.status!="ending" OR labels:team'])
 @pytest.mark.parametrize("depth", [0, 0.5])
 @pytest.mark.parametrize("order_by", [None, "version", "last_scanned_on desc",
                                       "environment, version desc"])
@@ -221,3 +223,83 @@ def test_resuming_and_waiting_read_one_slot_by_index(store, estate):
                 lambda: store.events._end_slot(1), lambda: store.events._end_slot(-1)):
         for query, options, plan in _feed_plans(store, run):
             assert plan["executionStats"]["totalDocsExamined"] <= 1, (query, plan)
+
+
+# -- fleet summaries: one aggregation, served by an index as far as the filter allows
+
+def explain_summary(store, run):
+    """(explain() of the one aggregation `run` sends, its answer)."""
+    sent = []
+    collection = store.clusters.collection
+
+    class Recording:
+        def aggregate(self, pipeline, **kwargs):
+            sent.append(pipeline)
+            return collection.aggregate(pipeline, **kwargs)
+
+    store.clusters.collection = Recording()
+    try:
+        answer = run()
+    finally:
+        store.clusters.collection = collection
+    assert len(sent) == 1, "a summary is one aggregation"
+    explained = store.db.unguarded.command(
+        "explain", {"aggregate": "clusters", "pipeline": sent[0], "cursor": {}},
+        verbosity="executionStats")
+    return explained, answer
+
+
+def _docs_examined(explained):
+    """totalDocsExamined, wherever the server's version puts executionStats."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, dict):
+            if "totalDocsExamined" in node:
+                found.append(node["totalDocsExamined"])
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+    visit(explained)
+    assert found, explained
+    return found[0]
+
+
+def test_a_scoped_summary_reads_only_its_organization_through_the_scope_index(store, estate):
+    orgs, _ = estate
+    explained, (groups, total) = explain_summary(store, lambda: store.clusters.summary(
+        None, ("version", "support.status"), scope=orgs[0]))
+    plan = json.dumps(explained)
+    assert "IXSCAN" in plan and "COLLSCAN" not in plan, plan
+    assert total == store.clusters.collection.count_documents({"organization": orgs[0]}) > 0
+    assert _docs_examined(explained) == total  # each of its clusters once, no other
+
+
+def test_a_summary_filtered_by_platform_uses_the_platform_index(store, estate):
+    explained, (groups, total) = explain_summary(store, lambda: store.clusters.summary(
+        filtering.parse('platform="p0001"'), ("environment",)))
+    plan = json.dumps(explained)
+    assert "IXSCAN" in plan and "COLLSCAN" not in plan, plan
+    assert _docs_examined(explained) == total
+
+
+@pytest.mark.parametrize("flt", ['support.status="unsupported"', 'support.status="supported"',
+                                 'support.status!="extended"'])
+@pytest.mark.parametrize("scoped", [False, True])
+def test_a_summary_by_support_status_reads_its_version_ranges_from_the_index(
+        store, estate, flt, scoped):
+    orgs, _ = estate
+    explained, (groups, total) = explain_summary(store, lambda: store.clusters.summary(
+        filtering.parse(flt), ("support.status",), scope=orgs[0] if scoped else None))
+    plan = json.dumps(explained)
+    assert "IXSCAN" in plan and "COLLSCAN" not in plan, plan
+    assert _docs_examined(explained) == total  # only the clusters in the ranges
+
+
+def test_an_unfiltered_summary_reads_each_cluster_once(store, estate):
+    """Counting every cluster reads every cluster: once, in one pass."""
+    explained, (groups, total) = explain_summary(store, lambda: store.clusters.summary(
+        None, ("environment", "version")))
+    assert total == SIZE and _docs_examined(explained) == SIZE

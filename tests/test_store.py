@@ -111,7 +111,8 @@ def test_child_created_under_a_parent_being_deleted_is_undone(store, tree):
     store.platforms.mark_deleting({"_id": platform["name"]})
     read = store.db.platforms.find_one({"_id": "p1"})
     with pytest.raises(InvalidReference):
-        store.clusters.insert_under({"_id": "late", "id": "k8scl_late", "platform": "p1"},
+        store.clusters.insert_under({"_id": "late", "id": "k8scl_late", "platform": "p1",
+                                     "version": "1.30"},
                                     store.platforms, read, InvalidReference("platform", "gone"))
     assert store.clusters.collection.find_one({"_id": "late"}) is None
 

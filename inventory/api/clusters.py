@@ -2,6 +2,7 @@
 from flask import url_for
 from flask.views import MethodView
 
+from inventory import filtering, grouping
 from inventory.api.blueprint import Blueprint
 from inventory.api.common import cluster_key, list_page
 from inventory.api.conditional import if_match, read, with_etag
@@ -15,15 +16,18 @@ from schemas.clusters import (
     KubeClusterListSchema,
     KubeClusterPatchSchema,
     KubeClusterSchema,
+    KubeClusterSummaryArgsSchema,
+    KubeClusterSummarySchema,
 )
 
-blp = Blueprint("kubeclusters", __name__, url_prefix="/kubeclusters",
+# Full paths, no url_prefix: Flask would join a prefix and `:summary` with a "/".
+blp = Blueprint("kubeclusters", __name__,
                 description="KubeClusters, addressed by name or by `k8scl_` id.")
 
 _BY_NAME = {"cluster": "$response.body#/name"}
 
 
-@blp.route("")
+@blp.route("/kubeclusters")
 class KubeClusters(MethodView):
     @blp.arguments(KubeClusterListArgsSchema, location="query")
     @blp.response(200, KubeClusterListSchema)
@@ -52,7 +56,26 @@ class KubeClusters(MethodView):
         return with_etag(cluster, 201, {"Location": location})
 
 
-@blp.route("/<cluster>")
+@blp.route("/kubeclusters:summary")
+class KubeClusterSummary(MethodView):
+    @blp.arguments(KubeClusterSummaryArgsSchema, location="query")
+    @blp.response(200, KubeClusterSummarySchema)
+    @operation("summarizeKubeClusters", role="reader", errors=(422,))
+    def get(self, args):
+        """Count clusters by fields
+
+        The clusters the caller may see that match `filter`, counted by one
+        to three `group_by` fields: `{"groups": [{"key": {...}, "count": n}],
+        "total": n}`, in descending count, then key order. Every matching
+        cluster is counted (no paging)."""
+        tree = filtering.parse(args["filter"]) if args.get("filter") else None
+        groups, total = get_store().clusters.summary(
+            tree, grouping.parse(args["group_by"]), current_scope())
+        return {"groups": [{"key": key, "count": count} for key, count in groups],
+                "total": total}
+
+
+@blp.route("/kubeclusters/<cluster>")
 class KubeCluster(MethodView):
     @blp.response(200, KubeClusterSchema)
     @operation("getKubeCluster", role="reader", if_none_match=True, etag=True,

@@ -24,7 +24,7 @@ STATUS = {
     errors.HasChildren: 409, errors.KeyInUse: 409, errors.Contended: 409,
     errors.InProgress: 409, errors.KeyReused: 422, errors.BadFilter: 422,
     errors.BadContinuation: 422, errors.BadOrdering: 422, errors.BadResumePoint: 422,
-    errors.EventExpired: 410, errors.Busy: 503,
+    errors.EventExpired: 410, errors.Busy: 503, errors.BadGrouping: 422,
 }
 
 # webargs location names -> the wire's location prefixes
@@ -70,6 +70,8 @@ def _entries_of(error):
         return [error_entry(error.location, error.detail, error.value)]
     if isinstance(error, errors.BadOrdering):
         return [error_entry("query.order_by", error.detail, error.text)]
+    if isinstance(error, errors.BadGrouping):
+        return [error_entry("query.group_by", error.detail, error.text)]
     return []
 
 

@@ -33,7 +33,12 @@ INDEXES = {
     "platforms": [([("organization", ASCENDING), ("_id", ASCENDING)], {})],
     "clusters": [([("id", ASCENDING)], {"unique": True}),
                  ([("platform", ASCENDING), ("_id", ASCENDING)], {}),
-                 ([("organization", ASCENDING), ("_id", ASCENDING)], {})],
+                 ([("organization", ASCENDING), ("_id", ASCENDING)], {}),
+                 # support.status compiles into version ranges per distribution:
+                 # a summary under it reads only those ranges
+                 ([("_distribution", ASCENDING), ("_version_key", ASCENDING)], {}),
+                 ([("organization", ASCENDING), ("_distribution", ASCENDING),
+                   ("_version_key", ASCENDING)], {})],
     # Scan ids are UUIDv7s the server makes; the index serves lookups. (A
     # unique one would guard nothing, and costs the embedded store a pass
     # over every scan on each insert.)
@@ -47,8 +52,8 @@ INDEXES = {
 class _Guarded:
     """A pymongo database or collection whose calls raise the service's
     Unavailable, not pymongo's ConnectionFailure (server selection and
-    network timeouts among them), when the database is away. `find` answers
-    a list, so that the cursor's own reads happen inside the guard."""
+    network timeouts among them), when the database is away. `find` and
+    `aggregate` answer a list, so that the cursor's reads happen inside the guard."""
 
     def __init__(self, target):
         self._target = target
@@ -71,7 +76,7 @@ class _Guarded:
         def guarded(*args, **kwargs):
             try:
                 answer = attribute(*args, **kwargs)
-                return list(answer) if name == "find" else answer
+                return list(answer) if name in ("find", "aggregate") else answer
             except pymongo.errors.ConnectionFailure as error:
                 raise Unavailable() from error
         return guarded
@@ -136,6 +141,7 @@ class Store:
             # the sweeper's query: records with events not yet in the feed
             resource.collection.create_index([(OUTBOX_SINCE, ASCENDING)], sparse=True)
             resource.add_missing_order_keys()
+        self.clusters.add_missing_distributions()
 
     def listed(self):
         return (self.organizations, self.platforms, self.clusters, self.scans, self.tokens)

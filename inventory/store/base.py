@@ -369,6 +369,7 @@ class ResourceStore:
                 "last_modified_by": principal, "last_modified_on": now}
 
     immutable_fields = ()  # fields a change may repeat but not alter (the key among them)
+    computed_fields = ()  # fields to_api works out when read, never stored
 
     def update(self, key, changes, principal, scope=None, revisions=None):
         """Apply a merge patch. Immutable fields must keep their value; with
@@ -392,7 +393,8 @@ class ResourceStore:
                 return self.to_api(current)
             merged = _merged(current, sets, unsets)
             self.check_merged(merged)
-            changes = changes_between(self.to_api(current), self.to_api(merged))
+            changes = changes_between(self.to_api(current), self.to_api(merged),
+                                      self.computed_fields)
             if changes is None:
                 return self.to_api(current)  # a write that changes nothing is not made
             written = {**sets, "last_modified_by": principal, "last_modified_on": now_rfc3339(),

@@ -97,10 +97,13 @@ def _diff(before, after, prefix=""):
 _UNCOMPARED = frozenset({"last_modified_by", "last_modified_on"})
 
 
-def changes_between(before, after):
-    """The fields an update changed, as an event's `changes` (None: nothing)."""
-    changes = _diff({k: v for k, v in before.items() if k not in _UNCOMPARED},
-                    {k: v for k, v in after.items() if k not in _UNCOMPARED})
+def changes_between(before, after, computed=()):
+    """The fields an update changed, as an event's `changes` (None: nothing).
+    `computed` fields (worked out when read) are left out: they change with
+    the fields they are computed from, which are listed."""
+    ignored = _UNCOMPARED | set(computed)
+    changes = _diff({k: v for k, v in before.items() if k not in ignored},
+                    {k: v for k, v in after.items() if k not in ignored})
     return changes or None
 
 

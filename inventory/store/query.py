@@ -11,12 +11,18 @@ from datetime import datetime
 from inventory.filtering import Logical, Not, filter_error
 from inventory.ids import rfc3339
 from inventory.labels import LABEL_KEY_RE
+from inventory.lifecycle import DISTRIBUTIONS, LIFECYCLES, STATUSES, today
 from inventory.versions import parts_key, version_key, version_parts
 
 EMITTED_OPERATORS = frozenset({"$and", "$or", "$nor", "$not", "$eq", "$ne", "$lt", "$lte",
                                "$gt", "$gte", "$exists"})
 _RANGE_OPS = {"<": "$lt", "<=": "$lte", ">": "$gt", ">=": "$gte"}
 _INT64 = range(-2 ** 63, 2 ** 63)  # what MongoDB can store and compare as an integer
+# A cluster's distribution (inventory.lifecycle) and version key, kept beside
+# its fields: `support.status` compiles into ranges of the one per the other.
+DISTRIBUTION_FIELD = "_distribution"
+VERSION_KEY_FIELD = "_version_key"
+_NOTHING = {"_id": {"$exists": False}}  # every document has an `_id`
 
 
 def _timestamp(text):
@@ -75,6 +81,8 @@ class FilterCompiler:
         kind = self._field_type(node)
         if kind == "labels":
             return self._has_label(node)
+        if kind == "support_status":
+            return self._support_status(node)
         path = self.stored_name(node.field)
         if node.prefix and node.op not in ("=", "!=", ":"):
             raise filter_error("a prefix (*) works only with =, != and :", node.text, node.position)
@@ -96,6 +104,33 @@ class FilterCompiler:
         if not LABEL_KEY_RE.match(node.value):
             raise filter_error(f"{node.value!r} is not a label key", node.text, node.position)
         return {f"{self.stored_name(node.field)}.{node.value}": {"$exists": True}}
+
+    def _support_status(self, node):
+        """`support.status` is computed for today, so it is compiled for
+        today: for each distribution, the ranges of version keys whose
+        minor has that status today (inventory.lifecycle). The rest of the
+        filter, the page's walk and its bound work as for any field."""
+        if node.op not in ("=", "!=", ":") or not isinstance(node.value, str):
+            raise filter_error("support.status is compared with = or != and a quoted status "
+                               f"({', '.join(STATUSES)})", node.text, node.position)
+        if node.prefix:
+            wanted = {status for status in STATUSES if status.startswith(node.value)}
+        elif node.value in STATUSES:
+            wanted = {node.value}
+        else:
+            raise filter_error(f"{node.value!r} is not a support status ("
+                               f"{', '.join(STATUSES)})", node.text, node.position)
+        if node.op == "!=":
+            wanted = set(STATUSES) - wanted
+        day, clauses = today(), []
+        for distribution in DISTRIBUTIONS:
+            for low, high in LIFECYCLES.version_ranges(distribution, wanted, day):
+                bounds = {op: key for op, key in (("$gte", low), ("$lt", high)) if key}
+                clauses.append({DISTRIBUTION_FIELD: {"$eq": distribution},
+                                **({VERSION_KEY_FIELD: bounds} if bounds else {})})
+        if not clauses:
+            return _NOTHING
+        return clauses[0] if len(clauses) == 1 else {"$or": clauses}
 
     def _mismatch(self, node, wanted):
         return filter_error(f"{node.field} is {wanted}; {node.value!r} is not",

@@ -1,11 +1,19 @@
 """The four resource collections and their data rules."""
+import heapq
 import secrets
 import time
 
 from inventory import ordering
-from inventory.errors import InvalidRecord, InvalidReference, NotAllowed, NotFound
+from inventory.errors import (
+    ImmutableField,
+    InvalidRecord,
+    InvalidReference,
+    NotAllowed,
+    NotFound,
+)
 from inventory.ids import new_id
 from inventory.labels import MAX_LABELS
+from inventory.lifecycle import LIFECYCLES, STATUSES, distribution_of, minor_of, today
 from inventory.store.base import (
     LIVE,
     REVISION,
@@ -15,8 +23,12 @@ from inventory.store.base import (
     new_revision,
 )
 from inventory.store.events import OUTBOX
-from inventory.versions import version_key
+from inventory.store.query import DISTRIBUTION_FIELD, VERSION_KEY_FIELD
+from inventory.versions import version_key, version_parts
 
+# A summary answers at most this many groups, the largest: its answer (and
+# the work of shaping it) stays bounded when a field has a value per cluster.
+MAX_GROUPS = 1000
 AUDIT_FIELDS = {"created_by": "string", "created_on": "timestamp",
                 "last_modified_by": "string", "last_modified_on": "timestamp"}
 
@@ -85,33 +97,77 @@ class PlatformStore(ResourceStore):
         # a platform's name can be taken again once it is deleted
         return {"_id": doc["_id"], "_uid": doc.get("_uid")}
 
+    def update(self, key, changes, principal, scope=None, revisions=None):
+        # Its clusters keep a copy of the provider (which lifecycle they
+        # follow, what summaries count them by): it never changes, so the
+        # copy never goes stale (README, Decisions).
+        provider = (changes.get("control_plane") or {}).get("provider")
+        if provider is not None and provider != self.get_doc(key, scope)[
+                "control_plane"]["provider"]:
+            raise ImmutableField("control_plane.provider", self.kind, provider)
+        return super().update(key, changes, principal, scope, revisions)
+
 
 class ClusterStore(ResourceStore):
     collection_name = "clusters"
     kind = "cluster"
     event_kind, path = "kubecluster", "kubeclusters"
+    computed_fields = ("support",)  # from the version and distribution, for today
     key_field = "name"
     scope_field = "organization"
     immutable_fields = ("name", "platform")
     filter_fields = {"name": "string", "id": "string", "platform": "string",
                      "organization": "string", "environment": "string",
                      "version": "version", "title": "string", "description": "string",
-                     "labels": "labels", "last_scanned_on": "integer", **AUDIT_FIELDS}
+                     "labels": "labels", "last_scanned_on": "integer",
+                     "support.status": "support_status", **AUDIT_FIELDS}
     orderings = ordering.CLUSTERS
     platforms = None  # the parent collection, set by Store
 
     def stored_name(self, field):
         # versions compare through a sortable key kept beside them
-        return "_version_key" if field == "version" else super().stored_name(field)
+        return VERSION_KEY_FIELD if field == "version" else super().stored_name(field)
 
     def key_filter(self, key):
         # Addressable by slug or by `k8scl_` id; slugs cannot contain "_".
         return {"id": key} if key.startswith("k8scl_") else {"_id": key}
 
-    def to_api(self, doc):
+    def to_api(self, doc, day=None):
         record = super().to_api(doc)
         record.setdefault("last_scanned_on", None)
+        support = LIFECYCLES.support(doc.get(DISTRIBUTION_FIELD, "upstream"), doc["version"],
+                                     day or today())
+        record["support"] = support
+        # The answer changes with the day as well as with writes: so does its
+        # ETag. If-Match compares the stored part only (see stored_revisions).
+        record.revision = f"{record.revision}-{support['status']}-{support['ends_on']}"
         return record
+
+    @staticmethod
+    def stored_revisions(revisions):
+        """The stored revisions of ETags (`<revision>-<status>-<ends_on>`)."""
+        # (an empty tag, `If-Match: ""`, comes as None: it matches no revision)
+        return None if revisions is None else [(tag or "").split("-", 1)[0]
+                                               for tag in revisions]
+
+    def distribution_fields(self, platform):
+        """What a cluster keeps of its platform: the provider (summaries
+        count by it) and the lifecycle it follows (filters select by it)."""
+        provider = platform["control_plane"]["provider"]
+        return {"_provider": provider, DISTRIBUTION_FIELD: distribution_of(provider)}
+
+    def add_missing_distributions(self):
+        """Give clusters written before lifecycles existed their platform's
+        provider (run by `create-indexes`, so at each release); how many."""
+        done = 0
+        for doc in self.collection.find({DISTRIBUTION_FIELD: {"$exists": False}},
+                                        {"_id": 1, "platform": 1}):
+            platform = self.platforms.collection.find_one({"_id": doc["platform"]})
+            if platform is not None:
+                done += self.collection.update_one(
+                    {"_id": doc["_id"], DISTRIBUTION_FIELD: {"$exists": False}},
+                    {"$set": self.distribution_fields(platform)}).modified_count
+        return done
 
     def create(self, body, principal, scope=None):
         platform_name = body["platform"]
@@ -121,7 +177,8 @@ class ClusterStore(ResourceStore):
         doc = {"_id": body["name"], "id": new_id("k8scl"),
                **{k: v for k, v in body.items() if k != "name"},
                "organization": platform["organization"], **self.audit_new(principal),
-               "_version_key": version_key(body["version"])}
+               VERSION_KEY_FIELD: version_key(body["version"]),
+               **self.distribution_fields(platform)}
         self.check_merged(doc)
         self.insert_under(doc, self.platforms, platform, InvalidReference(
             "platform", "The platform was deleted meanwhile.", platform_name))
@@ -140,11 +197,77 @@ class ClusterStore(ResourceStore):
 
     def update(self, key, changes, principal, scope=None, revisions=None):
         if "version" in changes:
-            changes = {**changes, "_version_key": version_key(changes["version"])}
-        return super().update(key, changes, principal, scope, revisions)
+            changes = {**changes, VERSION_KEY_FIELD: version_key(changes["version"])}
+        return super().update(key, changes, principal, scope, self.stored_revisions(revisions))
+
+    def delete(self, key, force=False, scope=None, revisions=None):
+        return super().delete(key, force, scope, self.stored_revisions(revisions))
 
     def has_children(self, stored_key):
         return False  # scans always go with their cluster
+
+    # -- summaries ------------------------------------------------------------
+    # group_by field -> the stored fields its value is made of
+    _GROUPED = {"organization": ("organization",), "platform": ("platform",),
+                "environment": ("environment",), "version": (VERSION_KEY_FIELD,),
+                "control_plane.provider": ("_provider",),
+                "support.status": (DISTRIBUTION_FIELD, VERSION_KEY_FIELD)}
+
+    def summary(self, tree, group_by, scope=None):
+        """([(key, count)], total): the live clusters matching the parsed
+        filter `tree` in the caller's scope, counted by the `group_by`
+        fields (inventory.grouping), in descending count, then key order;
+        the MAX_GROUPS largest groups (`total` counts every match, so the
+        groups add up to less than it when some were left out).
+
+        One aggregation: a `$match` (which an index serves as far as the
+        scope and filter allow) and a `$group` by the stored fields the
+        groups are made of. A version is grouped by its version key and a
+        support status by distribution and version key; both become their
+        minor version and today's status here, and the rows that then share
+        a key are added up."""
+        stored = {}  # stored path -> its name in the aggregation's group key
+        for field in group_by:
+            for path in self._GROUPED.get(field, (field,)):  # labels.<key> as is
+                stored.setdefault(path, f"g{len(stored)}")
+        query = all_of(self.scope_filter(scope), self.compile_filter(tree), LIVE)
+        rows = self.collection.aggregate([
+            {"$match": query},
+            {"$group": {"_id": {name: f"${path}" for path, name in stored.items()},
+                        "count": {"$sum": 1}}}])
+        values_of = [self._group_values(field, stored, today()) for field in group_by]
+        counts = {}
+        for row in rows:
+            key = tuple([value_of(row["_id"]) for value_of in values_of])
+            counts[key] = counts.get(key, 0) + row["count"]
+        orders = [_GROUP_ORDERS.get(field, _text_order) for field in group_by]
+
+        def order(item):
+            return -item[1], [order(value) for order, value in zip(orders, item[0])]
+        groups = sorted(counts.items(), key=order) if len(counts) <= MAX_GROUPS else \
+            heapq.nsmallest(MAX_GROUPS, counts.items(), key=order)
+        return ([(dict(zip(group_by, key)), count) for key, count in groups],
+                sum(counts.values()))
+
+    @staticmethod
+    def _group_values(field, stored, day):
+        """A function giving `field`'s value from an aggregation row's key."""
+        if field not in ("version", "support.status"):
+            name = stored[ClusterStore._GROUPED.get(field, (field,))[0]]
+            return lambda ids: ids.get(name)
+        key_name, distribution_name = stored[VERSION_KEY_FIELD], stored.get(DISTRIBUTION_FIELD)
+        known = {}  # a few hundred versions at most: each worked out once
+
+        def value_of(ids):
+            version_key, distribution = ids.get(key_name), ids.get(distribution_name)
+            try:
+                return known[version_key, distribution]
+            except KeyError:
+                minor = None if version_key is None else minor_of(version_key)
+                known[version_key, distribution] = value = minor if field == "version" else \
+                    LIFECYCLES.status_of_minor(distribution or "upstream", minor, day)
+                return value
+        return value_of
 
     def delete_children(self, docs):
         for doc in docs:
@@ -163,6 +286,18 @@ class ClusterStore(ResourceStore):
             all_of(self.identity(cluster), LIVE, older),
             {"$set": {"last_scanned_on": scanned_on, **order_keys, REVISION: new_revision()}})
         return result.matched_count == 1 or self.still_live(cluster)
+
+
+# Where a group's value sorts among its field's: a missing value first,
+# versions as versions, statuses in lifecycle order, text by code point.
+def _text_order(value):
+    return (0, "") if value is None else (1, value)
+
+
+_GROUP_ORDERS = {
+    "version": lambda value: (0,) if value is None else (1, *version_parts(value)),
+    "support.status": STATUSES.index,
+}
 
 
 class ScanStore(ResourceStore):

@@ -72,6 +72,29 @@ async function main(): Promise<void> {
   });
   if (due.data === undefined) throw new Error(`filter clusters: ${due.response.status}`);
   check(due.data.results.length === 1, "the filtered list");
+  // the fleet: today's support of each cluster, and a summary, typed
+  const [dueCluster] = due.data.results;
+  if (dueCluster === undefined) throw new Error("no cluster due");
+  const support: "supported" | "ending" | "extended" | "unsupported" | "unknown" =
+    dueCluster.support.status;
+  const endsOn: string | null = dueCluster.support.ends_on;
+  check(dueCluster.support.lifecycle.distribution === "eks", `support ${support} ${endsOn}`);
+  const ending = await client.GET("/kubeclusters", {
+    params: { query: { filter: 'environment="production" AND support.status="ending"',
+                       order_by: "version" } },
+  });
+  check(ending.response.status === 200, "clusters leaving support");
+  const summary = await client.GET("/kubeclusters:summary", {
+    params: { query: { group_by: "environment,version,support.status" } },
+  });
+  if (summary.data === undefined) throw new Error(`summary: ${summary.response.status}`);
+  const total: number = summary.data.total;
+  const counted = summary.data.groups.reduce((sum, group) => sum + group.count, 0);
+  const [largest] = summary.data.groups;
+  if (largest === undefined) throw new Error("no group");
+  const minor: string | null | undefined = largest.key.version;
+  check(total === 2 && counted === 2 && minor !== undefined, "the summary's counts");
+
   const scans = await client.GET("/kubeclusters/{cluster}/scans", { params: path });
   if (scans.data === undefined) throw new Error(`list scans: ${scans.response.status}`);
   check(scans.data.results.every((scan) => scan.cluster === payments.data.id), "scans' cluster");
