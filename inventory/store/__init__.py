@@ -1,7 +1,8 @@
 """The data layer: the only code that imports pymongo or knows `_id`.
 
-`MONGODB_URI` set: a real MongoDB. Unset: an in-memory mongomock database
-that lives and dies with this process.
+`MONGODB_URI` set: a real MongoDB. Unset: an in-memory mongomock database,
+journaled to INVENTORY_DATA_DIR when that is set (inventory/store/journal.py),
+else living and dying with this process.
 """
 import logging
 import secrets
@@ -93,7 +94,9 @@ def connect(config):
         return _Guarded(client.get_default_database(default="inventory"))
     from inventory.store.embedded import embedded_database  # local runs and tests only
 
-    return embedded_database(config.MONGODB_DB or "inventory")
+    return embedded_database(config.MONGODB_DB or "inventory",
+                             config.INVENTORY_DATA_DIR if config.journaled else None,
+                             config.INVENTORY_FSYNC)
 
 
 class Store:
@@ -158,7 +161,11 @@ def init_app(app, config):
     app.extensions["inventory.store"] = store
     if config.embedded:
         store.create_indexes()  # no release step runs for an in-memory database
-        if config.ANNOUNCE:
+        if config.ANNOUNCE and config.journaled:
+            log.warning("No MONGODB_URI: the embedded store is in use, journaled to %s "
+                        "(fsync %s). Only this process may use that directory.",
+                        store.db.journal.directory, config.INVENTORY_FSYNC)
+        elif config.ANNOUNCE:
             log.warning("No MONGODB_URI: the embedded in-memory store is in use. All data "
                         "lives in this process and is lost when it stops.")
     app.cli.add_command(create_indexes_command)
