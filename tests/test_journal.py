@@ -16,7 +16,7 @@ import time
 
 import mongomock_ng
 import pytest
-from bson import ObjectId
+from bson import Decimal128, Int64, ObjectId, json_util
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
@@ -85,7 +85,7 @@ def test_every_write_through_the_api_survives_a_new_process(tmp_path):
     replayed = client.post("/organizations", json={"title": "Once"},
                            headers={"Idempotency-Key": "k-1"})
     assert replayed.status_code == 201
-    page = client.get("/kubeclusters/%s/scans?limit=2" % cluster["name"]).get_json()
+    page = client.get(f"/kubeclusters/{cluster['name']}/scans?limit=2").get_json()
     store = app.extensions["inventory.store"]
     before = contents(store.db)
     assert {"settings", "idempotency", "tokens", "scans"} <= set(before)
@@ -155,6 +155,28 @@ def test_every_collection_write_path_replays_to_equal_documents(tmp_path):
     assert dict(after["gone"][0]) == {2: {"_id": 2}}
     with pytest.raises(DuplicateKeyError):  # the unique index came back with the data
         db.things.insert_one({"name": "a"})
+
+
+@pytest.mark.parametrize("writer", ["orjson", "json_util"])
+def test_lines_are_json_utils_relaxed_extended_json(writer):
+    """orjson writes and reads the plain JSON, json_util everything else (and
+    whole lines holding null or infinities): a line reads back as json_util's
+    own output does, type for type."""
+    document = {"_id": ObjectId(), "t": True, "i": 1, "x": 1.0, "e": 1e16, "big": 2 ** 62,
+                "u": "é\u2028", "none": None, "nan": float("inf"), "l": Int64(5),
+                "d": Decimal128("1.5"), "at": datetime.datetime(2020, 1, 1, 0, 0, 0, 5000),
+                "raw": b"ab", "nested": [1, [2, {"k": "v"}]], "pair": (1, 2)}
+    if writer == "orjson":
+        del document["none"], document["nan"]
+    line = journal_module.encode([{"c": "x", "put": document}])
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    theirs = json_util.loads(json_util.dumps([{"c": "x", "put": document}],
+                                             json_options=json_util.RELAXED_JSON_OPTIONS),
+                             json_options=json_util.RELAXED_JSON_OPTIONS)
+    ours = journal_module.decode(line)
+    assert ours == theirs and json_util.loads(line) == theirs
+    assert [type(v) for v in ours[0]["put"].values()] == \
+        [type(v) for v in theirs[0]["put"].values()]
 
 
 def test_a_torn_last_line_is_dropped_with_a_warning(tmp_path, caplog):
@@ -368,7 +390,7 @@ class Gunicorn:
         env = {**os.environ, "PORT": str(self.port), "INVENTORY_ADMIN_TOKEN": ADMIN_TOKEN,
                "WEB_CONCURRENCY": "1", "INVENTORY_DATA_DIR": str(directory)}
         env.pop("MONGODB_URI", None)
-        self.log = open(directory.parent / f"gunicorn-{self.port}.log", "w+")
+        self.log = open(directory.parent / f"gunicorn-{self.port}.log", "w+")  # noqa: SIM115
         self.process = subprocess.Popen([sys.executable, "-m", "gunicorn", "app:app"],
                                         cwd=ROOT, env=env, stdout=self.log,
                                         stderr=subprocess.STDOUT)

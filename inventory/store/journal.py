@@ -166,9 +166,10 @@ def _blocking(function, *args):
 class _Tracked(_DictStore):
     """A collection's documents by `_id`, noting every key set or removed."""
 
-    def __init__(self, *args):
-        super().__init__(*args)
+    def __init__(self, documents=()):
         self.dirty = {}  # keys, in the order first touched
+        super().__init__(documents)
+        self.dirty = {}  # (what it starts with is not a change)
 
     def __setitem__(self, key, value):
         _DictStore.__setitem__(self, key, value)
@@ -294,10 +295,11 @@ class Journal:
         expected = list(range(first, first + len(live)))
         if live != expected:
             missing = sorted(set(range(first, max(live) + 1)) - set(live))
+            since = f"snapshot-{self._snapshot:06d}" if self._snapshot else "nothing"
             raise JournalCorrupt(
                 f"{self._path('journal', missing[0])} is missing (the files in "
-                f"{self.directory} go from {'snapshot-%06d' % self._snapshot if self._snapshot else 'nothing'}"
-                f" to journal-{max(live):06d}); nothing was changed.")
+                f"{self.directory} go from {since} to journal-{max(live):06d}); nothing "
+                "was changed.")
         torn = None
         if self._snapshot:
             self._replay(database, self._path("snapshot", self._snapshot), last=False)
@@ -352,7 +354,7 @@ class Journal:
     @staticmethod
     def _apply(database, records):
         if not isinstance(records, list):
-            raise ValueError("a line must be a list of records")
+            raise TypeError("a line must be a list of records")
         for record in records:
             collection = database[record["c"]]
             documents = collection._store._documents
