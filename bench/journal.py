@@ -60,11 +60,11 @@ def build(directory, clusters, scans):
     os.fsync(database.journal._fd)  # as INVENTORY_FSYNC=everysec keeps it, to a second
     started = time.perf_counter()
     database.journal.compact()
-    held = time.perf_counter() - started
     database.journal.wait_for_compaction(timeout=600)
     child = time.perf_counter() - started
+    pause = database.journal.last_pause
     database.journal.close()
-    return database, held, child
+    return database, pause, child
 
 
 def journal_only(database, directory):
@@ -80,29 +80,29 @@ def journal_only(database, directory):
 
 START = """
 import json, resource, sys, time
-import mongomock_ng
 started = time.perf_counter()
-from inventory.store.journal import Journal
-raw = mongomock_ng.MongoClient()["inventory"]
-journal = Journal.open(sys.argv[1], raw, "no")
-replay = time.perf_counter() - started
-journal.close()
-del raw, journal
-import gc; gc.collect()
-from app import create_app
-from inventory.config import Config
-started = time.perf_counter()
-app = create_app(Config(TESTING=True, INVENTORY_ADMIN_TOKEN="x", INVENTORY_DATA_DIR=sys.argv[1]))
-whole = time.perf_counter() - started
-db = app.extensions["inventory.store"].db
-print(json.dumps({"replay": replay, "app": whole, "clusters": db.clusters.estimated_document_count(),
-                  "scans": db.scans.estimated_document_count(),
+if sys.argv[2] == "replay":
+    import mongomock_ng
+    from inventory.store.journal import Journal
+    raw = mongomock_ng.MongoClient()["inventory"]
+    Journal.open(sys.argv[1], raw, "no", compact_at=1 << 62)
+    clusters, scans = len(raw.clusters._store._documents), len(raw.scans._store._documents)
+else:
+    from app import create_app
+    from inventory.config import Config
+    app = create_app(Config(TESTING=True, INVENTORY_ADMIN_TOKEN="x",
+                            INVENTORY_DATA_DIR=sys.argv[1]))
+    db = app.extensions["inventory.store"].db
+    clusters, scans = db.clusters.estimated_document_count(), db.scans.estimated_document_count()
+print(json.dumps({"seconds": time.perf_counter() - started, "clusters": clusters, "scans": scans,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
-def start(directory):
-    answer = subprocess.run([sys.executable, "-c", START, directory], capture_output=True,
+def start(directory, what):
+    """Seconds, records and peak memory of a fresh process's start: the
+    replay alone (no compaction), or the whole app."""
+    answer = subprocess.run([sys.executable, "-c", START, directory, what], capture_output=True,
                             text=True, cwd=os.path.dirname(HERE), check=True)
     return json.loads(answer.stdout.strip().splitlines()[-1])
 
@@ -176,6 +176,66 @@ def store_write_costs(writes, rounds, data_root):
             for label, (inserts, updates) in timings.items()}
 
 
+WRK_SCRIPT = """
+wrk.method = "POST"
+wrk.body = "{}"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer bench-token"
+"""
+
+
+def served_write_costs(seconds, rounds, data_root, port=18110):
+    """{label: median scan POSTs per second}: gunicorn with gunicorn.conf.py,
+    wrk with one kept-alive connection, memory only and journaled
+    (everysec) taking turns."""
+    import http.client
+    script = os.path.join(data_root, "post.lua")
+    with open(script, "w") as out:
+        out.write(WRK_SCRIPT)
+    rates = {"memory only": [], "journal, fsync everysec": []}
+    for round_ in range(rounds):
+        for label in rates:
+            env = {**os.environ, "PORT": str(port), "INVENTORY_ADMIN_TOKEN": "bench-token",
+                   "INVENTORY_DATA_DIR": os.path.join(data_root, f"served-{round_}")
+                   if "journal" in label else ""}
+            env.pop("MONGODB_URI", None)
+            server = subprocess.Popen([sys.executable, "-m", "gunicorn", "app:app"],
+                                      cwd=os.path.dirname(HERE), env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                def call(method, path, body):
+                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                    connection.request(method, path, json.dumps(body), {
+                        "Authorization": "Bearer bench-token",
+                        "Content-Type": "application/json"})
+                    answer = connection.getresponse()
+                    data = json.loads(answer.read() or b"null")
+                    connection.close()
+                    return answer.status, data
+                for _ in range(300):
+                    try:
+                        call("GET", "/healthz", None)
+                        break
+                    except OSError:
+                        time.sleep(0.1)
+                org = call("POST", "/organizations", {"title": "Bench"})[1]["id"]
+                call("POST", "/kubeplatforms", {
+                    "name": "p", "organization": org, "control_plane": {"provider": "eks"},
+                    "infrastructure": {"cloud": {"provider": "aws"}}})
+                call("POST", "/kubeclusters", {"name": "c", "platform": "p",
+                                               "environment": "dev", "version": "1.30.0"})
+                output = subprocess.run(
+                    ["wrk", "-t1", "-c1", f"-d{seconds}s", "-s", script,
+                     f"http://127.0.0.1:{port}/kubeclusters/c/scans"],
+                    capture_output=True, text=True, check=True).stdout
+                assert "Non-2xx" not in output, output
+                rates[label].append(float(output.split("Requests/sec:")[1].split()[0]))
+            finally:
+                server.terminate()
+                server.wait()
+    return {label: statistics.median(values) for label, values in rates.items()}
+
+
 def table(lines, title, columns, costs):
     base = costs["memory only"]
     lines.append(title)
@@ -193,6 +253,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(HERE, "journal.txt"))
     parser.add_argument("--only", choices=("writes", "start"))
+    parser.add_argument("--seconds", type=int, default=10, help="of each served wrk run")
     args = parser.parse_args()
     root = tempfile.mkdtemp(prefix="bench-journal-")
     lines = []
@@ -210,27 +271,36 @@ def main():
             table(lines, f"Writes in process (Flask test client), 1,000 clusters; median of "
                   f"{args.rounds} runs of {args.writes} each:",
                   ("scan POST", "cluster PATCH"), write_costs(args.writes, args.rounds, root))
+            if shutil.which("wrk"):
+                rates = served_write_costs(args.seconds, args.rounds, root)
+                memory = rates["memory only"]
+                lines.append(f"Served (gunicorn.conf.py, wrk -c1 -d{args.seconds}s, median of "
+                             f"{args.rounds}): scan POSTs per second")
+                for label, rate in rates.items():
+                    lines.append(f"{label:26}{rate:16.0f}{rate / memory:7.2f}")
             print("\n".join(lines), flush=True)
         if args.only == "writes":
             return finish(args, lines)
 
         snapshot_dir = os.path.join(root, "snapshot")
         started = time.perf_counter()
-        database, held, child = build(snapshot_dir, args.clusters, args.scans)
+        database, pause, child = build(snapshot_dir, args.clusters, args.scans)
         built = time.perf_counter() - started
         lines.append(f"Data: {args.clusters:,} clusters (and as many organizations and "
                      f"platforms), {args.scans:,} scans; built in {built:.0f} s")
-        lines.append(f"Compaction of that: the store's lock held {held * 1000:.0f} ms "
-                     f"(fsync, new segment, fork); the child wrote the snapshot in {child:.1f} s")
+        lines.append(f"Compaction of that: the store's lock held {pause['total_ms']:.0f} ms "
+                     f"({pause['fsync_ms']:.0f} of them the ended segment's fsync; then the new "
+                     f"segment, the fork); the child wrote the snapshot in {child:.1f} s")
         only_dir = os.path.join(root, "journal-only")
         journal_only(database, only_dir)
         del database
         for label, directory in (("snapshot", snapshot_dir), ("journal only", only_dir)):
-            figures = start(directory)
-            assert figures["clusters"] == args.clusters and figures["scans"] == args.scans, figures
+            replay, whole = start(directory, "replay"), start(directory, "app")
+            for figures in (replay, whole):
+                assert (figures["clusters"], figures["scans"]) == (args.clusters, args.scans)
             lines.append(f"Start from {label:13} ({size_mb(directory):,.0f} MB): replay "
-                         f"{figures['replay']:.1f} s; whole app {figures['app']:.1f} s; "
-                         f"peak RSS {figures['rss_mb']:,.0f} MB")
+                         f"{replay['seconds']:.1f} s (peak RSS {replay['rss_mb']:,.0f} MB); "
+                         f"whole app {whole['seconds']:.1f} s")
             print(lines[-1], flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)

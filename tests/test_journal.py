@@ -141,6 +141,10 @@ def test_every_collection_write_path_replays_to_equal_documents(tmp_path):
     db.gone.insert_one({"_id": 1})
     db.gone.drop()
     db.gone.insert_one({"_id": 2})
+    with pytest.raises(DuplicateKeyError):  # refused writes: mongomock puts things back
+        things.insert_one({"_id": "e", "name": "a"})
+    with pytest.raises(DuplicateKeyError):
+        things.update_one({"_id": "b"}, {"$set": {"name": "a"}})
     before = contents(db)
 
     db = reopened(db)

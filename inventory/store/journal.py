@@ -132,9 +132,11 @@ def _decoded(value):
 def decode(line):
     """The records of one line (orjson for the syntax, json_util for the types)."""
     try:
-        return _decoded(orjson.loads(line))
+        records = orjson.loads(line)
     except orjson.JSONDecodeError:
         return json_util.loads(line, json_options=_OPTIONS)
+    # only an object with a key starting with `$` can be extended JSON
+    return _decoded(records) if b'"$' in line else records
 
 
 def _key(document_id):
@@ -237,6 +239,7 @@ class Journal:
         self._failure = None  # an error that makes further appends unsafe
         self._retired = []  # descriptors of ended segments, for the syncing thread to close
         self._closed = False
+        self.last_pause = None  # {"fsync_ms", "total_ms"} the last compaction held the lock
         os.makedirs(self.directory, exist_ok=True)
         self._lock(lock_wait)
         self._sync_lock = _original("_thread", "allocate_lock")()
@@ -329,7 +332,7 @@ class Journal:
     def _replay(self, database, path, last):
         """Apply one file's lines; the length of its complete lines when its
         last line is torn (allowed only at the end of the last segment)."""
-        good = 0
+        good, collections_ = 0, {}
         with open(path, "rb") as lines:
             for number, line in enumerate(lines, 1):
                 if not line.endswith(b"\n"):
@@ -341,7 +344,7 @@ class Journal:
                                 path, number, len(line))
                     return good
                 try:
-                    self._apply(database, decode(line))
+                    self._apply(database, collections_, decode(line))
                 except Exception as error:
                     raise JournalCorrupt(
                         f"{path} line {number} is not a journal record ({error}); the store "
@@ -352,11 +355,14 @@ class Journal:
         return None
 
     @staticmethod
-    def _apply(database, records):
+    def _apply(database, collections_, records):
         if not isinstance(records, list):
             raise TypeError("a line must be a list of records")
         for record in records:
-            collection = database[record["c"]]
+            name = record["c"]
+            collection = collections_.get(name)
+            if collection is None:  # mongomock makes a new object on each lookup
+                collection = collections_[name] = database[name]
             documents = collection._store._documents
             if not isinstance(documents, _Tracked):
                 documents = collection._store._documents = _Tracked(documents)
@@ -521,7 +527,9 @@ class Journal:
             return self._child[0]
         number = max(self._sizes) + 1
         ended = self._fd
+        started = time.perf_counter()
         self._sync(ended)  # every segment but the last is whole on disk
+        synced = time.perf_counter()
         self._open_segment(number)
         if self.fsync == "everysec":
             self._retired.append(ended)
@@ -531,6 +539,12 @@ class Journal:
         if pid == 0:
             self._write_snapshot(number)  # never returns
         self._child = (pid, number)
+        # what the writes waited for (Redis reports its latest_fork_usec alike)
+        self.last_pause = {"fsync_ms": (synced - started) * 1000,
+                           "total_ms": (time.perf_counter() - started) * 1000}
+        log.info("Journal compaction into snapshot %d started (pid %d); the store waited "
+                 "%.0f ms, %.0f of them for the fsync of the ended segment.", number, pid,
+                 self.last_pause["total_ms"], self.last_pause["fsync_ms"])
         return pid
 
     def _write_snapshot(self, number):
