@@ -8,7 +8,9 @@ journal as large as it, about the two added). Each is started in a fresh
 process: the replay alone (Journal.open), then the whole app (create_app:
 replay, the start-up index pass, the signing key). Compaction: how long the
 store's lock is held to start it (fsync, new segment, fork) and how long
-the child takes to write the snapshot.
+the child takes to write the snapshot. (A start from a journal larger than
+the compaction threshold also starts a compaction, whose child then shares
+the two cores with the rest of the start.)
 
 Writes: in process (Flask test client, request log off), the median of
 --rounds runs of --writes scan POSTs and cluster PATCHes each, on a store
@@ -57,6 +59,7 @@ def build(directory, clusters, scans):
             batch.append({**template, "_id": ScanStore.key(first["id"], scanned_on, scan_id),
                           "id": scan_id, "scanned_on": scanned_on})
         database.scans.insert_many(batch)
+    store.create_indexes(unless_known=True)  # as a start does: records the order keys checked
     os.fsync(database.journal._fd)  # as INVENTORY_FSYNC=everysec keeps it, to a second
     started = time.perf_counter()
     database.journal.compact()
@@ -87,14 +90,20 @@ if sys.argv[2] == "replay":
     raw = mongomock_ng.MongoClient()["inventory"]
     Journal.open(sys.argv[1], raw, "no", compact_at=1 << 62)
     clusters, scans = len(raw.clusters._store._documents), len(raw.scans._store._documents)
+    seconds, pause = time.perf_counter() - started, None
 else:
     from app import create_app
     from inventory.config import Config
     app = create_app(Config(TESTING=True, INVENTORY_ADMIN_TOKEN="x",
                             INVENTORY_DATA_DIR=sys.argv[1]))
+    seconds = time.perf_counter() - started
     db = app.extensions["inventory.store"].db
     clusters, scans = db.clusters.estimated_document_count(), db.scans.estimated_document_count()
-print(json.dumps({"seconds": time.perf_counter() - started, "clusters": clusters, "scans": scans,
+    db.journal.wait_for_compaction(timeout=600)  # one the start began, if any
+    db.journal.compact()  # in the started process: what a worker's writes would wait for
+    pause = db.journal.last_pause["total_ms"]
+    db.journal.wait_for_compaction(timeout=600)
+print(json.dumps({"seconds": seconds, "clusters": clusters, "scans": scans, "pause_ms": pause,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -295,12 +304,14 @@ def main():
         journal_only(database, only_dir)
         del database
         for label, directory in (("snapshot", snapshot_dir), ("journal only", only_dir)):
+            size = size_mb(directory)
             replay, whole = start(directory, "replay"), start(directory, "app")
             for figures in (replay, whole):
                 assert (figures["clusters"], figures["scans"]) == (args.clusters, args.scans)
-            lines.append(f"Start from {label:13} ({size_mb(directory):,.0f} MB): replay "
+            lines.append(f"Start from {label:13} ({size:,.0f} MB): replay "
                          f"{replay['seconds']:.1f} s (peak RSS {replay['rss_mb']:,.0f} MB); "
-                         f"whole app {whole['seconds']:.1f} s")
+                         f"whole app {whole['seconds']:.1f} s; a compaction in that process "
+                         f"held the lock {whole['pause_ms']:.0f} ms")
             print(lines[-1], flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)

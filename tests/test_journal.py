@@ -27,6 +27,7 @@ from inventory.store import Store
 from inventory.store import journal as journal_module
 from inventory.store.embedded import LockedDatabase, embedded_database
 from inventory.store.journal import DataDirectoryInUse, Journal, JournalCorrupt
+from inventory.store.resources import ClusterStore
 from tests.conftest import ADMIN_TOKEN, Inventory, client_with
 
 pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,
@@ -504,3 +505,25 @@ def test_served_kill_9_of_the_worker_and_a_restart_lose_no_acknowledged_write(tm
         _assert_all_there(server, acknowledged)
     finally:
         server.stop()
+
+
+def test_a_start_adds_missing_order_keys_only_when_the_orderings_changed(tmp_path, monkeypatch):
+    """The start-up pass over every record (mongomock reads them all) runs
+    when the declared order keys differ from those the last pass recorded."""
+    app = make_app(tmp_path)
+    Inventory(client_with(app, ADMIN_TOKEN)).cluster()
+    database = app.extensions["inventory.store"].db
+    field = next(f for f in database.clusters.find_one({}) if f.startswith("_order_"))
+    database.clusters.update_many({}, {"$unset": {field: ""}})  # as before an ordering existed
+    passes = []
+    real = ClusterStore.add_missing_order_keys
+    monkeypatch.setattr(ClusterStore, "add_missing_order_keys",
+                        lambda self: passes.append(1) or real(self))
+    app = make_app_after(app, tmp_path)  # the orderings recorded are today's: no pass
+    assert passes == [] and field not in app.extensions["inventory.store"].db.clusters.find_one({})
+    database = app.extensions["inventory.store"].db
+    database.settings.update_one({"_id": "order-keys"}, {"$set": {"value.clusters": []}})
+    app = make_app_after(app, tmp_path)  # a release that declares a new ordering
+    assert passes == [1] and field in app.extensions["inventory.store"].db.clusters.find_one({})
+    app = make_app_after(app, tmp_path)
+    assert passes == [1]

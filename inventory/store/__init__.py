@@ -120,15 +120,28 @@ class Store:
         self.clusters.children = self.scans
         self.scans.clusters = self.clusters
 
-    def create_indexes(self):
-        """Every index the queries need, and the order keys they index."""
+    def create_indexes(self, unless_known=False):
+        """Every index the queries need, and the order keys they index. With
+        `unless_known` (the embedded store's start), the pass that adds
+        missing order keys is skipped when the declared ones are those the
+        last pass recorded: every record since was written with them, and on
+        mongomock the pass reads every record."""
         for name, indexes in INDEXES.items():
             for keys, options in indexes:
                 self.db[name].create_index(keys, **options)
         for resource in self.listed():
             for keys in resource.order_indexes():
                 resource.collection.create_index(keys)
+        declared = {resource.collection.name: [field for _, field in resource.kept_orderings()]
+                    for resource in self.listed()}
+        marker = {"_id": "order-keys", "value": declared}
+        if unless_known and self.db.settings.find_one({"_id": "order-keys"}) == marker:
+            return
+        for resource in self.listed():
             resource.add_missing_order_keys()
+        if unless_known:
+            self.db.settings.update_one({"_id": "order-keys"}, {"$set": {"value": declared}},
+                                        upsert=True)
 
     def listed(self):
         return (self.organizations, self.platforms, self.clusters, self.scans, self.tokens)
@@ -160,7 +173,7 @@ def init_app(app, config):
     store = Store(connect(config))
     app.extensions["inventory.store"] = store
     if config.embedded:
-        store.create_indexes()  # no release step runs for an in-memory database
+        store.create_indexes(unless_known=True)  # no release step runs for it
         if config.ANNOUNCE and config.journaled:
             log.warning("No MONGODB_URI: the embedded store is in use, journaled to %s "
                         "(fsync %s). Only this process may use that directory.",

@@ -285,6 +285,22 @@ class Journal:
             raise
 
     def _load(self, database):
+        collecting = gc.isenabled()
+        gc.disable()  # a replay makes millions of objects and no cycles
+        try:
+            self._replay_directory(database)
+        finally:
+            if collecting:
+                gc.enable()
+        # Documents make no cycles: keep the cyclic collector from walking
+        # every replayed one in each full collection (they are still freed
+        # when deleted).
+        gc.freeze()
+        for name in database.list_collection_names():
+            self.track(name, database[name])
+        return self._start_appending()
+
+    def _replay_directory(self, database):
         snapshots, segments, stale = {}, {}, []
         for name in os.listdir(self.directory):
             match = _FILE.match(name)
@@ -309,8 +325,6 @@ class Journal:
             self._snapshot_size = os.path.getsize(self._path("snapshot", self._snapshot))
         for number in live:
             torn = self._replay(database, self._path("journal", number), last=number == live[-1])
-        for name in database.list_collection_names():
-            self.track(name, database[name])
         # the replay succeeded: now the directory may change
         current = live[-1] if live else first
         if torn is not None:
@@ -321,7 +335,10 @@ class Journal:
             if number < self._snapshot:
                 os.remove(os.path.join(self.directory, name))
         self._sizes = {number: os.path.getsize(self._path("journal", number)) for number in live}
-        self._open_segment(current)
+        self._current = current
+
+    def _start_appending(self):
+        self._open_segment(self._current)
         self._next_compaction = max(self.compact_at, self._snapshot_size)
         if self.fsync == "everysec":
             _original("_thread", "start_new_thread")(self._sync_every_second, ())
@@ -356,16 +373,20 @@ class Journal:
 
     @staticmethod
     def _apply(database, collections_, records):
+        """Apply one line's records; `collections_` caches {name: (collection,
+        its documents)} across a file."""
         if not isinstance(records, list):
             raise TypeError("a line must be a list of records")
         for record in records:
             name = record["c"]
-            collection = collections_.get(name)
-            if collection is None:  # mongomock makes a new object on each lookup
-                collection = collections_[name] = database[name]
-            documents = collection._store._documents
-            if not isinstance(documents, _Tracked):
-                documents = collection._store._documents = _Tracked(documents)
+            try:
+                collection, documents = collections_[name]
+            except KeyError:  # mongomock makes a new collection object on each lookup
+                collection = database[name]
+                documents = collection._store._documents
+                if not isinstance(documents, _Tracked):
+                    documents = collection._store._documents = _Tracked(documents)
+                collections_[name] = collection, documents
             if "put" in record:
                 document = record["put"]
                 _DictStore.__setitem__(documents, _key(document["_id"]), document)
@@ -373,12 +394,13 @@ class Journal:
                 _DictStore.pop(documents, _key(record["del"]), None)
             elif "indexes" in record:
                 collection.drop_indexes()
-                for name, spec in record["indexes"].items():
+                for index, spec in record["indexes"].items():
                     options = {k: v for k, v in spec.items() if k != "key"}
-                    collection.create_index([tuple(key) for key in spec["key"]], name=name,
+                    collection.create_index([tuple(key) for key in spec["key"]], name=index,
                                             **options)
             elif record.get("drop") is True:
                 collection.drop()
+                del collections_[name]  # a new dict of documents
             else:
                 raise ValueError(f"unknown record {sorted(record)}")
 
