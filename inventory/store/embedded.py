@@ -204,7 +204,8 @@ class LockedCollection:
 
     def __init__(self, collection, journal=None):
         self._collection = collection
-        self._write_lock = _LOCK if journal is None else journal.committing(_LOCK)
+        self._write_lock = (_LOCK if journal is None
+                            else journal.committing(_LOCK, collection.name))
         # every `_id`, in order; {field: [(value, _id), ...] in order} for the
         # fields pages have been sorted by; {value: [_id, ...]} for indexed
         # fields: kept up to date by inserts and writes by key, rebuilt after others

@@ -70,6 +70,7 @@ import importlib
 import logging
 import os
 import re
+import signal
 import sys
 import time
 
@@ -210,17 +211,18 @@ class _Tracked(_DictStore):
 
 
 class _Committing:
-    """The store's lock; on leaving it, the journal writes what changed."""
+    """The store's lock; on leaving it, the journal writes what a write to
+    one collection changed (a write changes its own collection only)."""
 
-    def __init__(self, lock, journal):
-        self._lock, self._journal = lock, journal
+    def __init__(self, lock, journal, name):
+        self._lock, self._journal, self._name = lock, journal, name
 
     def __enter__(self):
         self._lock.acquire()
 
     def __exit__(self, *exc):
         try:
-            self._journal.commit()
+            self._journal.commit(self._name)
         finally:
             self._lock.release()
 
@@ -234,7 +236,7 @@ class Journal:
                              f"{', '.join(FSYNC_POLICIES)}.")
         self.directory = os.path.abspath(directory)
         self.fsync, self.compact_at = fsync, compact_at
-        self._collections = {}  # name: mongomock collection, its documents _Tracked
+        self._stores = {}  # name: mongomock's store of a collection, its documents _Tracked
         self._indexes = {}  # name: the index definitions last recorded
         self._fd = self._lock_fd = None
         self._sizes = {}  # segment number: bytes, from the snapshot's on
@@ -412,30 +414,30 @@ class Journal:
 
     def track(self, name, collection):
         """Note the writes to `collection` (a mongomock collection) from now on."""
-        if name not in self._collections:
+        if name not in self._stores:
             store = collection._store
             if not isinstance(store._documents, _Tracked):
                 store._documents = _Tracked(store._documents)
-            self._collections[name] = collection
+            self._stores[name] = store
             self._indexes[name] = _copied(store.indexes)
 
-    def committing(self, lock):
-        """A context manager holding `lock` that commits when left."""
-        return _Committing(lock, self)
+    def committing(self, lock, name):
+        """A context manager holding `lock` that commits collection `name` when left."""
+        return _Committing(lock, self, name)
 
     # -- appending -----------------------------------------------------------
 
-    def commit(self):
-        """Append what the writes since the last commit changed (the store's
-        lock held). Raises Unavailable when it cannot: the changes stay in
-        memory and go with the next append that succeeds."""
+    def commit(self, only=None):
+        """Append what the writes since the last commit changed, in
+        collection `only` or in all (the store's lock held). Raises
+        Unavailable when it cannot: the changes stay in memory and go with
+        the next append that succeeds."""
         if self._child is not None:
             self._reap()
-        records = []
-        for name, collection in self._collections.items():
-            store = collection._store
+        records, written = [], []
+        for name, store in ([(only, self._stores[only])] if only else self._stores.items()):
             documents = store._documents
-            if not isinstance(documents, _Tracked):  # dropped: a new dict
+            if documents.__class__ is not _Tracked:  # dropped: a new dict
                 records.append({"c": name, "drop": True})
                 documents = store._documents = _Tracked(documents)
                 documents.dirty = dict.fromkeys(documents)
@@ -444,6 +446,7 @@ class Journal:
                 self._indexes[name] = _copied(store.indexes)
                 records.append({"c": name, "indexes": self._indexes[name]})
             if documents.dirty:
+                written.append(documents)
                 for key in documents.dirty:
                     document = documents.get(key)
                     records.append({"c": name, "put": document} if document is not None
@@ -451,8 +454,8 @@ class Journal:
         if not records:
             return
         self._append(encode(records))
-        for collection in self._collections.values():
-            collection._store._documents.dirty = {}
+        for documents in written:
+            documents.dirty = {}
         self._maybe_compact()
 
     def _append(self, line):
@@ -521,7 +524,7 @@ class Journal:
             return
         if self._child is not None:  # abandoned: the next compaction starts afresh
             try:
-                os.kill(self._child[0], 9)
+                os.kill(self._child[0], signal.SIGKILL)
                 _original("os", "waitpid")(self._child[0], 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
@@ -588,9 +591,9 @@ class Journal:
             gc.disable()  # nothing here makes cycles; collecting would copy every page
             parent, path = os.getppid(), self._path("snapshot", number)
             with open(path + ".tmp", "wb", buffering=1 << 20) as out:
-                for name, collection in self._collections.items():
+                for name, store in self._stores.items():
                     out.write(encode([{"c": name, "indexes": self._indexes[name]}]))
-                    for count, document in enumerate(collection._store._documents.values()):
+                    for count, document in enumerate(store._documents.values()):
                         out.write(encode([{"c": name, "put": document}]))
                         if count % 10000 == 0 and os.getppid() != parent:
                             return  # the parent died: a new owner may be starting
