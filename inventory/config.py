@@ -22,6 +22,12 @@ class Config:
         self.MONGODB_DB = os.environ.get("MONGODB_DB") or None
         # How long to wait for the database before answering 503.
         self.MONGODB_TIMEOUT_MS = int(os.environ.get("MONGODB_TIMEOUT_MS") or 5000)
+        # Without MONGODB_URI: the directory the embedded store journals every
+        # write to and is restored from at start (inventory/store/journal.py).
+        # Unset or empty: memory only. scripts/serve and the Procfile set `.data`.
+        self.INVENTORY_DATA_DIR = os.environ.get("INVENTORY_DATA_DIR") or None
+        # When the journal is fsynced: always, everysec or no (as Redis' appendfsync).
+        self.INVENTORY_FSYNC = (os.environ.get("INVENTORY_FSYNC") or "everysec").strip().lower()
         # Signs continuation tokens. On MongoDB, when unset, one key is
         # generated and kept in the database so every worker agrees on it.
         self.SECRET_KEY = os.environ.get("SECRET_KEY") or None
@@ -56,3 +62,8 @@ class Config:
     @property
     def embedded(self):
         return self.MONGODB_URI is None
+
+    @property
+    def journaled(self):
+        """The embedded store, kept in INVENTORY_DATA_DIR."""
+        return self.embedded and bool(self.INVENTORY_DATA_DIR)

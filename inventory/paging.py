@@ -61,7 +61,7 @@ class ContinuationTokens:
 def init_app(app, config, store):
     if config.SECRET_KEY:
         source = lambda: config.SECRET_KEY  # noqa: E731
-    elif config.embedded:
+    elif config.embedded and not config.journaled:
         key = secrets.token_hex(32)  # tokens die with the in-memory data anyway
         source = lambda: key  # noqa: E731
     else:

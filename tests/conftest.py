@@ -11,6 +11,9 @@ from app import create_app
 from inventory.config import Config
 
 REAL_MONGO = bool(os.environ.get("MONGODB_URI"))
+# Tests run on the embedded store in memory, whatever the shell sets; those
+# about the journal give it a directory of their own.
+os.environ.pop("INVENTORY_DATA_DIR", None)
 ADMIN_TOKEN = "test-admin-token"
 
 

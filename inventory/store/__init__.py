@@ -1,7 +1,8 @@
 """The data layer: the only code that imports pymongo or knows `_id`.
 
-`MONGODB_URI` set: a real MongoDB. Unset: an in-memory mongomock database
-that lives and dies with this process.
+`MONGODB_URI` set: a real MongoDB. Unset: an in-memory mongomock database,
+journaled to INVENTORY_DATA_DIR when that is set (inventory/store/journal.py),
+else living and dying with this process.
 """
 import logging
 import secrets
@@ -99,7 +100,9 @@ def connect(config):
         return _Guarded(client.get_default_database(default="inventory"))
     from inventory.store.embedded import embedded_database  # local runs and tests only
 
-    return embedded_database(config.MONGODB_DB or "inventory")
+    return embedded_database(config.MONGODB_DB or "inventory",
+                             config.INVENTORY_DATA_DIR if config.journaled else None,
+                             config.INVENTORY_FSYNC)
 
 
 class Store:
@@ -128,8 +131,12 @@ class Store:
         for resource in self.listed():
             resource.events = self.events
 
-    def create_indexes(self):
-        """Every index the queries need, and the order keys they index."""
+    def create_indexes(self, unless_known=False):
+        """Every index the queries need, and the order keys they index. With
+        `unless_known` (the embedded store's start), the pass that adds
+        missing order keys is skipped when the declared ones are those the
+        last pass recorded: every record since was written with them, and on
+        mongomock the pass reads every record."""
         for name, indexes in INDEXES.items():
             for keys, options in indexes:
                 self.db[name].create_index(keys, **options)
@@ -140,8 +147,17 @@ class Store:
                 resource.collection.create_index(keys)
             # the sweeper's query: records with events not yet in the feed
             resource.collection.create_index([(OUTBOX_SINCE, ASCENDING)], sparse=True)
+        declared = {resource.collection.name: [field for _, field in resource.kept_orderings()]
+                    for resource in self.listed()}
+        marker = {"_id": "order-keys", "value": declared}
+        if unless_known and self.db.settings.find_one({"_id": "order-keys"}) == marker:
+            return
+        for resource in self.listed():
             resource.add_missing_order_keys()
         self.clusters.add_missing_distributions()
+        if unless_known:
+            self.db.settings.update_one({"_id": "order-keys"}, {"$set": {"value": declared}},
+                                        upsert=True)
 
     def listed(self):
         return (self.organizations, self.platforms, self.clusters, self.scans, self.tokens)
@@ -176,8 +192,12 @@ def init_app(app, config):
     if config.ANNOUNCE:  # serving: publish the events of writers that died
         store.events.start_sweeping()
     if config.embedded:
-        store.create_indexes()  # no release step runs for an in-memory database
-        if config.ANNOUNCE:
+        store.create_indexes(unless_known=True)  # no release step runs for it
+        if config.ANNOUNCE and config.journaled:
+            log.warning("No MONGODB_URI: the embedded store is in use, journaled to %s "
+                        "(fsync %s). Only this process may use that directory.",
+                        store.db.journal.directory, config.INVENTORY_FSYNC)
+        elif config.ANNOUNCE:
             log.warning("No MONGODB_URI: the embedded in-memory store is in use. All data "
                         "lives in this process and is lost when it stops.")
     app.cli.add_command(create_indexes_command)

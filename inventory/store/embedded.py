@@ -29,6 +29,10 @@ it only sets and unsets fields that no unique index covers (so no unique
 check is needed); inserts keep the key order and lookups up to date instead
 of dropping them. Anything else goes to mongomock. Here too the answers are
 mongomock's own (tests/test_embedded.py compares them through writes).
+
+Durability. With a data directory, every write is journaled before its call
+returns (inventory/store/journal.py): the writes below hold the lock through
+`_write_lock`, which commits to the journal as it is released.
 """
 import bisect
 import collections
@@ -329,8 +333,10 @@ def _value_at(document, parts):
 class LockedCollection:
     """A mongomock collection whose every operation holds the lock."""
 
-    def __init__(self, collection):
+    def __init__(self, collection, journal=None):
         self._collection = collection
+        self._write_lock = (_LOCK if journal is None
+                            else journal.committing(_LOCK, collection.name))
         # every `_id`, in order; {field: [(value, _id), ...] in order} for the
         # fields pages have been sorted by; {value: [_id, ...]} for indexed
         # fields: kept up to date by inserts and writes by key, rebuilt after others
@@ -416,7 +422,7 @@ class LockedCollection:
         return self._update(filter, update, kwargs, multi=True, name="update_many")
 
     def _update(self, filter, update, kwargs, multi, name):
-        with _LOCK:
+        with self._write_lock:
             changed = None if kwargs else self._keyed_update(filter, update, multi)
             if changed is None:
                 return getattr(self, f"_unkeyed_{name}")(filter, update, **kwargs)
@@ -426,7 +432,7 @@ class LockedCollection:
 
     def find_one_and_update(self, filter, update, projection=None,
                             return_document=ReturnDocument.BEFORE, **kwargs):
-        with _LOCK:
+        with self._write_lock:
             changed = None if kwargs or not _plain_inclusion(projection) \
                 else self._keyed_update(filter, update, multi=False)
             if changed is None:
@@ -439,7 +445,7 @@ class LockedCollection:
                             projection)
 
     def delete_one(self, filter, **kwargs):
-        with _LOCK:
+        with self._write_lock:
             keys = None if kwargs else self._keys_by_id(filter)
             if keys is None:
                 return self._unkeyed_delete_one(filter, **kwargs)
@@ -453,7 +459,7 @@ class LockedCollection:
     def insert_one(self, document, **kwargs):
         """mongomock's insert (it checks unique indexes), then the key order
         and lookups gain the new key rather than being rebuilt."""
-        with _LOCK:
+        with self._write_lock:
             result = self._collection.insert_one(document, **kwargs)
             key = result.inserted_id
             if self._keys is not None:
@@ -638,7 +644,7 @@ class LockedCollection:
             return attribute
 
         def locked(*args, **kwargs):
-            with _LOCK:
+            with _LOCK if name in _READS else self._write_lock:
                 if name not in _READS:  # a write may add, remove or change keys
                     self._keys, self._sorted, self._by_field = None, {}, {}
                 return attribute(*args, **kwargs)
@@ -646,15 +652,18 @@ class LockedCollection:
 
 
 class LockedDatabase:
-    def __init__(self, database):
+    def __init__(self, database, journal=None):
         self._database = database
         self._collections = {}
+        self.journal = journal  # inventory.store.journal.Journal, or None: memory only
 
     def __getitem__(self, name):
         if name.startswith("_"):  # not a collection: copy/pickle probing
             raise AttributeError(name)
         if name not in self._collections:
-            self._collections[name] = LockedCollection(self._database[name])
+            if self.journal is not None:
+                self.journal.track(name, self._database[name])
+            self._collections[name] = LockedCollection(self._database[name], self.journal)
         return self._collections[name]
 
     __getattr__ = __getitem__
@@ -672,5 +681,11 @@ class LockedDatabase:
             return self._database.command(*args, **kwargs)
 
 
-def embedded_database(name):
-    return LockedDatabase(mongomock_ng.MongoClient()[name])
+def embedded_database(name, data_dir=None, fsync="everysec"):
+    """A database in memory; with `data_dir`, journaled there and replayed from it."""
+    database = mongomock_ng.MongoClient()[name]
+    if not data_dir:
+        return LockedDatabase(database)
+    from inventory.store.journal import Journal
+
+    return LockedDatabase(database, Journal.open(data_dir, database, fsync))

@@ -1,0 +1,529 @@
+"""The embedded store survives its process: every write is journaled in the
+data directory before its call returns and replayed by the next process
+(inventory/store/journal.py). Store-level tests open a database over a
+directory, write, drop it and open another over the same directory; the
+served tests kill gunicorn's worker and the whole server."""
+import copy
+import datetime
+import logging
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import mongomock_ng
+import pytest
+from bson import Decimal128, Int64, ObjectId, json_util
+from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError
+
+from app import create_app
+from inventory.config import Config
+from inventory.errors import Unavailable
+from inventory.store import Store
+from inventory.store import journal as journal_module
+from inventory.store.embedded import LockedDatabase, embedded_database
+from inventory.store.journal import DataDirectoryInUse, Journal, JournalCorrupt
+from inventory.store.resources import ClusterStore
+from tests.conftest import ADMIN_TOKEN, Inventory, client_with
+
+pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,
+                                reason="the journal is the embedded store's")
+
+
+def open_database(directory, fsync="no", **options):
+    """A new embedded database over `directory`, as a new process opens it."""
+    raw = mongomock_ng.MongoClient()["inventory"]
+    return LockedDatabase(raw, Journal.open(str(directory), raw, fsync, **options))
+
+
+def contents(database):
+    """Every collection: its documents in stored order, and its indexes."""
+    raw = database._database
+    return copy.deepcopy({name: (list(raw[name]._store._documents.items()),
+                                 raw[name]._store.indexes)
+                          for name in sorted(raw.list_collection_names())})
+
+
+def reopened(database, **options):
+    """Close `database`'s journal; a new database over the same directory."""
+    database.journal.close()
+    return open_database(database.journal.directory, **options)
+
+
+def make_app(directory):
+    return create_app(Config(TESTING=True, INVENTORY_ADMIN_TOKEN=ADMIN_TOKEN,
+                             INVENTORY_DATA_DIR=str(directory), INVENTORY_FSYNC="no"))
+
+
+def files(directory):
+    """{name: (bytes, mtime)} of the directory's files but the lock (which
+    holds its owner's pid)."""
+    return {name: (open(directory / name, "rb").read(), os.stat(directory / name).st_mtime_ns)
+            for name in sorted(os.listdir(directory)) if name != "lock"}
+
+
+def test_every_write_through_the_api_survives_a_new_process(tmp_path):
+    app = make_app(tmp_path)
+    client = client_with(app, ADMIN_TOKEN)
+    inventory = Inventory(client)
+    org = inventory.org()
+    platform = inventory.platform(org["id"])
+    cluster = inventory.cluster(platform["name"], labels={"team": "a"})
+    doomed = inventory.cluster(platform["name"])
+    for i in range(5):
+        inventory.scan(cluster["name"], 1_700_000_000 + i)
+    assert client.patch(f"/kubeclusters/{cluster['name']}",  # a keyed update
+                        json={"labels": {"team": "b"}}).status_code == 200
+    inventory.scan(doomed["name"])
+    assert client.delete(f"/kubeclusters/{doomed['name']}").status_code == 204  # and its scans
+    token = client.post("/tokens", json={"name": "scanner", "role": "writer"}).get_json()
+    revoked = client.post("/tokens", json={"name": "old", "role": "reader"}).get_json()
+    assert client.delete(f"/tokens/{revoked['id']}").status_code == 204
+    replayed = client.post("/organizations", json={"title": "Once"},
+                           headers={"Idempotency-Key": "k-1"})
+    assert replayed.status_code == 201
+    page = client.get(f"/kubeclusters/{cluster['name']}/scans?limit=2").get_json()
+    store = app.extensions["inventory.store"]
+    before = contents(store.db)
+    assert {"settings", "idempotency", "tokens", "scans"} <= set(before)
+
+    again = make_app_after(app, tmp_path)
+    store = again.extensions["inventory.store"]
+    assert contents(store.db) == before
+    client = client_with(again, ADMIN_TOKEN)
+    assert client.get(f"/kubeclusters/{cluster['name']}").get_json()["labels"] == {"team": "b"}
+    assert client.get(f"/kubeclusters/{doomed['name']}").status_code == 404
+    assert len(client.get(f"/kubeclusters/{cluster['name']}/scans").get_json()["results"]) == 5
+    assert client_with(again, revoked["token"]).get("/kubeclusters").status_code == 401
+    # the token issued before works after, and so does a continuation token
+    # (its signing key is in the data directory too)
+    assert client_with(again, token["token"]).get("/kubeclusters").status_code == 200
+    rest = client.get(f"/kubeclusters/{cluster['name']}/scans",
+                      query_string={"limit": 2, "continue": page["pagination"]["continue"]})
+    assert rest.status_code == 200 and len(rest.get_json()["results"]) == 2
+    retried = client.post("/organizations", json={"title": "Once"},
+                          headers={"Idempotency-Key": "k-1"})
+    assert retried.headers["Idempotent-Replayed"] == "true"
+    assert retried.get_json()["id"] == replayed.get_json()["id"]
+
+
+def make_app_after(app, directory):
+    app.extensions["inventory.store"].db.journal.close()
+    return make_app(directory)
+
+
+def test_every_collection_write_path_replays_to_equal_documents(tmp_path):
+    db = open_database(tmp_path)
+    things = db.things
+    things.create_index([("name", 1)], unique=True)
+    things.create_index([("at", 1)], expireAfterSeconds=3600)
+    moment = datetime.datetime(2100, 11, 23, 12, 30, 15, 123000)  # not expired by the TTL
+    oid = things.insert_one({"name": "no-id", "n": 1, "x": 1.0}).inserted_id  # an ObjectId
+    assert isinstance(oid, ObjectId)
+    things.insert_one({"_id": "a", "name": "a", "n": 2, "at": moment, "nested": {"l": [1, 2.5]}})
+    things.insert_one({"_id": "b", "name": "b", "n": 3, "big": 2 ** 62, "none": None,
+                       "nan": float("nan"), "raw": b"\x00\xff"})
+    things.insert_one({"_id": "c", "name": "c", "n": 4})
+    things.update_one({"_id": "a"}, {"$set": {"nested.m": "x"}, "$unset": {"n": ""}})  # keyed
+    assert things.find_one_and_update({"_id": "b"}, {"$set": {"n": 30}},
+                                      return_document=ReturnDocument.AFTER)["n"] == 30
+    things.update_many({"n": {"$gte": 1}}, {"$inc": {"n": 100}})  # mongomock's own path
+    things.update_one({"name": "c"}, {"$push": {"tags": "t"}})  # unkeyed, a new array
+    things.find_one_and_update({"_id": "up"}, {"$setOnInsert": {"name": "up"}}, upsert=True)
+    things.delete_one({"_id": "c"})  # keyed
+    things.insert_one({"_id": "d", "name": "d"})
+    things.delete_many({"name": {"$in": ["d"]}})  # unkeyed
+    db.other.insert_many([{"_id": i, "i": i} for i in range(5)])
+    db.other.delete_one({"i": 3})  # unkeyed delete_one
+    db.gone.insert_one({"_id": 1})
+    db.gone.drop()
+    db.gone.insert_one({"_id": 2})
+    with pytest.raises(DuplicateKeyError):  # refused writes: mongomock puts things back
+        things.insert_one({"_id": "e", "name": "a"})
+    with pytest.raises(DuplicateKeyError):
+        things.update_one({"_id": "b"}, {"$set": {"name": "a"}})
+    before = contents(db)
+
+    db = reopened(db)
+    after = contents(db)
+    assert math.isnan(dict(after["things"][0])["b"].pop("nan"))  # equal to nothing: apart
+    assert math.isnan(dict(before["things"][0])["b"].pop("nan"))
+    assert after == before  # every collection: documents, their order, indexes
+    stored = dict(after["things"][0])
+    assert type(stored[oid]["x"]) is float and type(stored[oid]["n"]) is int
+    assert stored["a"]["at"] == moment and stored["b"]["raw"] == b"\x00\xff"
+    assert stored["b"]["big"] == 2 ** 62 and stored["b"]["none"] is None
+    assert dict(after["gone"][0]) == {2: {"_id": 2}}
+    with pytest.raises(DuplicateKeyError):  # the unique index came back with the data
+        db.things.insert_one({"name": "a"})
+
+
+@pytest.mark.parametrize("writer", ["orjson", "json_util"])
+def test_lines_are_json_utils_relaxed_extended_json(writer):
+    """orjson writes and reads the plain JSON, json_util everything else (and
+    whole lines holding null or infinities): a line reads back as json_util's
+    own output does, type for type."""
+    document = {"_id": ObjectId(), "t": True, "i": 1, "x": 1.0, "e": 1e16, "big": 2 ** 62,
+                "u": "é\u2028", "none": None, "nan": float("inf"), "l": Int64(5),
+                "d": Decimal128("1.5"), "at": datetime.datetime(2020, 1, 1, 0, 0, 0, 5000),
+                "raw": b"ab", "nested": [1, [2, {"k": "v"}]], "pair": (1, 2)}
+    if writer == "orjson":
+        del document["none"], document["nan"]
+    line = journal_module.encode([{"c": "x", "put": document}])
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    theirs = json_util.loads(json_util.dumps([{"c": "x", "put": document}],
+                                             json_options=json_util.RELAXED_JSON_OPTIONS),
+                             json_options=json_util.RELAXED_JSON_OPTIONS)
+    ours = journal_module.decode(line)
+    assert ours == theirs and json_util.loads(line) == theirs
+    assert [type(v) for v in ours[0]["put"].values()] == \
+        [type(v) for v in theirs[0]["put"].values()]
+
+
+def test_a_torn_last_line_is_dropped_with_a_warning(tmp_path, caplog):
+    db = open_database(tmp_path)
+    db.things.insert_one({"_id": 1, "v": "kept"})
+    before = contents(db)
+    db.journal.close()
+    segment = tmp_path / "journal-000001.jsonl"
+    whole = segment.read_bytes()
+    with open(segment, "ab") as out:  # a crash in the middle of writing a line
+        out.write(b'[{"c":"things","put":{"_id":2,"v":"nev')
+    caplog.set_level(logging.WARNING, logger="inventory.store.journal")
+    db = open_database(tmp_path)
+    assert contents(db) == before
+    warning = [r for r in caplog.records if r.name == "inventory.store.journal"]
+    assert len(warning) == 1 and warning[0].levelno == logging.WARNING
+    torn_line = f"{segment} line {len(whole.splitlines()) + 1},"
+    assert torn_line in warning[0].getMessage()
+    assert segment.read_bytes() == whole  # cut off, so the next write follows a whole line
+    db.things.insert_one({"_id": 3, "v": "after"})
+    assert dict(contents(reopened(db))["things"][0]) == {1: {"_id": 1, "v": "kept"},
+                                                          3: {"_id": 3, "v": "after"}}
+
+
+@pytest.mark.parametrize("damage", ["garbage", "not a record", "cut short in the middle"])
+def test_a_corrupt_line_before_the_end_stops_the_start_and_changes_nothing(tmp_path, damage):
+    db = open_database(tmp_path)
+    for i in range(4):
+        db.things.insert_one({"_id": i})
+    db.journal.close()
+    segment = tmp_path / "journal-000001.jsonl"
+    lines = segment.read_bytes().splitlines(keepends=True)
+    lines[2] = {"garbage": b'[{"c":"things","put":{"_id":1}\n',
+                "not a record": b'[{"c":"things","replace":{"_id":1}}]\n',
+                "cut short in the middle": b'[{"c":"things"'}[damage]
+    segment.write_bytes(b"".join(lines))
+    (tmp_path / "snapshot-000003.jsonl.tmp").write_bytes(b"an unfinished compaction")
+    untouched = files(tmp_path)
+    time.sleep(0.01)
+    with pytest.raises(JournalCorrupt, match=f"{segment} line 3 "):
+        open_database(tmp_path)
+    assert files(tmp_path) == untouched
+    with pytest.raises(JournalCorrupt, match="line 3"):  # and the lock was let go
+        create_app(Config(TESTING=True, INVENTORY_DATA_DIR=str(tmp_path)))
+    assert files(tmp_path) == untouched
+
+
+def test_a_snapshot_cut_short_stops_the_start(tmp_path):
+    db = open_database(tmp_path)
+    db.things.insert_one({"_id": 1})
+    db.journal.compact()
+    db.journal.wait_for_compaction()
+    db.journal.close()
+    snapshot = tmp_path / "snapshot-000002.jsonl"
+    snapshot.write_bytes(snapshot.read_bytes()[:-3])  # only a journal's last line may be torn
+    with pytest.raises(JournalCorrupt, match=f"{snapshot} line 2 is cut short"):
+        open_database(tmp_path)
+
+
+def test_a_missing_segment_stops_the_start(tmp_path):
+    db = open_database(tmp_path)
+    db.things.insert_one({"_id": 1})
+    db.journal.compact()
+    db.journal.wait_for_compaction()
+    db.things.insert_one({"_id": 2})
+    db.journal.compact()
+    db.journal.wait_for_compaction()
+    db.journal.close()
+    (tmp_path / "journal-000003.jsonl").rename(tmp_path / "journal-000004.jsonl")
+    with pytest.raises(JournalCorrupt, match="journal-000003.jsonl is missing"):
+        open_database(tmp_path)
+
+
+def test_only_one_process_owns_a_data_directory(tmp_path):
+    db = open_database(tmp_path)
+    with pytest.raises(DataDirectoryInUse, match=rf"{tmp_path} is in use .*pid {os.getpid()}"):
+        Journal(str(tmp_path), lock_wait=0.2)
+    with pytest.raises(DataDirectoryInUse):  # the app does not start
+        make_app(tmp_path)
+    db.journal.close()
+    Journal(str(tmp_path), lock_wait=0).close()  # free once its owner lets go
+
+
+def test_a_killed_owner_frees_the_directory_for_the_next(tmp_path):
+    owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time
+        from inventory.store.embedded import LockedDatabase, embedded_database
+        db = embedded_database("inventory", {str(tmp_path)!r}, "no")
+        db.things.insert_one({{"_id": "acknowledged"}})
+        print("ready", flush=True)
+        time.sleep(60)
+        """)], stdout=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(__file__)))
+    try:
+        assert owner.stdout.readline() == b"ready\n"
+        with pytest.raises(DataDirectoryInUse, match=f"pid {owner.pid}"):
+            Journal(str(tmp_path), lock_wait=0)
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+        db = open_database(tmp_path)
+        assert db.things.find_one({}) == {"_id": "acknowledged"}
+    finally:
+        owner.kill()
+        owner.wait()
+
+
+def test_compaction_then_more_writes_then_a_restart_gives_the_same_data(tmp_path):
+    db = open_database(tmp_path)
+    for i in range(50):
+        db.things.insert_one({"_id": i, "v": "x" * 100})
+    db.things.delete_many({"_id": {"$lt": 10}})
+    db.things.create_index([("v", 1)])
+    db.journal.compact()
+    db.things.update_one({"_id": 20}, {"$set": {"v": "during"}})  # while the child writes
+    assert db.journal.wait_for_compaction()
+    db.things.insert_one({"_id": 100, "v": "after"})
+    db.things.delete_one({"_id": 11})
+    assert sorted(os.listdir(tmp_path)) == ["journal-000002.jsonl", "lock",
+                                            "snapshot-000002.jsonl"]
+    before = contents(db)
+    db = reopened(db)
+    assert contents(db) == before
+    assert dict(contents(db)["things"][0])[20]["v"] == "during"
+
+
+def test_compaction_starts_by_itself_as_the_journal_grows(tmp_path):
+    db = open_database(tmp_path, compact_at=20_000)
+    for i in range(300):
+        db.things.insert_one({"_id": i, "v": "x" * 100})  # about 40 KB of journal
+    assert db.journal.wait_for_compaction()
+    names = os.listdir(tmp_path)
+    assert any(name.startswith("snapshot-") for name in names)
+    assert "journal-000001.jsonl" not in names
+    before = contents(db)
+    assert contents(reopened(db)) == before
+
+
+def test_an_append_that_fails_answers_unavailable_and_is_written_with_the_next(
+        tmp_path, monkeypatch):
+    db = open_database(tmp_path)
+    db.things.insert_one({"_id": 1})
+    journal, real_write = db.journal, os.write
+    segment = tmp_path / "journal-000001.jsonl"
+    size = segment.stat().st_size
+
+    def disk_full(fd, data):
+        if fd == journal._fd:  # half a line reaches the file, then the disk is full
+            real_write(fd, bytes(data[:5]))
+            raise OSError(28, "No space left on device")
+        return real_write(fd, data)
+    monkeypatch.setattr(journal_module.os, "write", disk_full)
+    with pytest.raises(Unavailable, match="No space left"):
+        db.things.insert_one({"_id": 2})
+    assert segment.stat().st_size == size  # the half line taken back
+    monkeypatch.setattr(journal_module.os, "write", real_write)
+    db.things.insert_one({"_id": 3})
+    before = contents(db)
+    assert sorted(dict(before["things"][0])) == [1, 2, 3]
+    assert contents(reopened(db)) == before
+
+
+def test_fsync_policies(tmp_path, monkeypatch):
+    synced, real_fsync = [], os.fsync
+    monkeypatch.setattr(journal_module.os, "fsync",
+                        lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    db = open_database(tmp_path / "always", "always")
+    count = len(synced)
+    db.things.insert_one({"_id": 1})
+    db.things.insert_one({"_id": 2})
+    assert len(synced) == count + 2  # each write, before its call returned
+    db.journal.close()
+
+    db = open_database(tmp_path / "everysec", "everysec")
+    count = len(synced)
+    db.things.insert_one({"_id": 1})
+    assert len(synced) == count  # not in the call...
+    deadline = time.monotonic() + 3
+    while len(synced) == count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert db.journal._fd in synced[count:]  # ...but within a second or so, by the thread
+    db.journal.close()
+
+    with pytest.raises(ValueError, match="INVENTORY_FSYNC"):
+        Journal(str(tmp_path / "bad"), fsync="sometimes")
+
+
+def test_memory_only_without_a_data_directory(monkeypatch):
+    monkeypatch.delenv("INVENTORY_DATA_DIR", raising=False)
+    assert Config().INVENTORY_DATA_DIR is None and not Config().journaled
+    monkeypatch.setenv("INVENTORY_DATA_DIR", "")
+    assert not Config().journaled
+    monkeypatch.setenv("INVENTORY_DATA_DIR", ".data")
+    assert Config().journaled and not Config(MONGODB_URI="mongodb://x").journaled
+    store = Store(embedded_database("inventory"))
+    assert store.db.journal is None
+
+
+# -- served: gunicorn as the Procfile runs it ---------------------------------
+
+PORTS = iter(range(18150, 18199))
+
+
+def _children(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as listing:
+        return [int(child) for child in listing.read().split()]
+
+
+class Gunicorn:
+    def __init__(self, directory):
+        from tests.test_serving import ROOT
+        self.port = next(PORTS)
+        env = {**os.environ, "PORT": str(self.port), "INVENTORY_ADMIN_TOKEN": ADMIN_TOKEN,
+               "WEB_CONCURRENCY": "1", "INVENTORY_DATA_DIR": str(directory)}
+        env.pop("MONGODB_URI", None)
+        self.log = open(directory.parent / f"gunicorn-{self.port}.log", "w+")  # noqa: SIM115
+        self.process = subprocess.Popen([sys.executable, "-m", "gunicorn", "app:app"],
+                                        cwd=ROOT, env=env, stdout=self.log,
+                                        stderr=subprocess.STDOUT)
+        self.wait_ready()
+
+    def request(self, method, path, body=None, token=ADMIN_TOKEN):
+        import http.client
+        import json
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            connection.request(method, path, body=None if body is None else json.dumps(body),
+                               headers={"Authorization": f"Bearer {token}",
+                                        "Content-Type": "application/json"})
+            response = connection.getresponse()
+            data = response.read()
+            return response.status, json.loads(data) if data else None
+        finally:
+            connection.close()
+
+    def wait_ready(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self.request("GET", "/readyz")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        self.log.seek(0)
+        raise RuntimeError("gunicorn did not become ready:\n" + self.log.read())
+
+    def worker(self):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            workers = _children(self.process.pid)
+            if len(workers) == 1:
+                return workers[0]
+            time.sleep(0.05)
+        raise RuntimeError(f"workers: {_children(self.process.pid)}")
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=60)
+        self.log.close()
+
+
+def _write_estate(server, clusters=20, scans=5):
+    """Records written over HTTP: what was acknowledged."""
+    status, org = server.request("POST", "/organizations", {"title": "Acme"})
+    assert status == 201
+    assert server.request("POST", "/kubeplatforms", {
+        "name": "p", "organization": org["id"], "control_plane": {"provider": "eks"},
+        "infrastructure": {"cloud": {"provider": "aws"}}})[0] == 201
+    acknowledged = {"clusters": set(), "scans": set()}
+    for i in range(clusters):
+        status, cluster = server.request("POST", "/kubeclusters", {
+            "name": f"c{i}", "platform": "p", "environment": "dev", "version": "1.30.0"})
+        assert status == 201
+        acknowledged["clusters"].add(cluster["name"])
+        for j in range(scans):
+            status, scan = server.request("POST", f"/kubeclusters/c{i}/scans",
+                                          {"scanned_on": 1_700_000_000 + j})
+            assert status == 201
+            acknowledged["scans"].add(scan["id"])
+    status, token = server.request("POST", "/tokens", {"name": "scanner", "role": "writer"})
+    assert status == 201
+    acknowledged["token"] = token["token"]
+    return acknowledged
+
+
+def _assert_all_there(server, acknowledged):
+    assert server.request("GET", "/readyz")[0] == 200
+    status, page = server.request("GET", "/kubeclusters?limit=100")
+    assert status == 200
+    assert {c["name"] for c in page["results"]} == acknowledged["clusters"]
+    scans = set()
+    for name in acknowledged["clusters"]:
+        status, page = server.request("GET", f"/kubeclusters/{name}/scans?limit=100")
+        scans |= {s["id"] for s in page["results"]}
+    assert scans == acknowledged["scans"]
+    assert server.request("GET", "/kubeclusters", token=acknowledged["token"])[0] == 200
+
+
+@pytest.mark.slow
+def test_served_kill_9_of_the_worker_and_a_restart_lose_no_acknowledged_write(tmp_path):
+    directory = tmp_path / "data"
+    server = Gunicorn(directory)
+    try:
+        acknowledged = _write_estate(server)
+        first = server.worker()
+        os.kill(first, signal.SIGKILL)  # as an out-of-memory kill does
+        deadline = time.monotonic() + 30
+        while server.worker() == first and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.worker() != first
+        server.wait_ready()
+        _assert_all_there(server, acknowledged)
+        status, _ = server.request("POST", "/kubeclusters/c0/scans", {"scanned_on": 1_800_000_000})
+        assert status == 201  # the new worker owns the directory and writes on
+        status, page = server.request("GET", "/kubeclusters/c0/scans?limit=100")
+        acknowledged["scans"] |= {s["id"] for s in page["results"]}
+    finally:
+        server.stop()  # SIGTERM of the whole server
+    assert server.process.returncode == 0
+    server = Gunicorn(directory)
+    try:
+        _assert_all_there(server, acknowledged)
+    finally:
+        server.stop()
+
+
+def test_a_start_adds_missing_order_keys_only_when_the_orderings_changed(tmp_path, monkeypatch):
+    """The start-up pass over every record (mongomock reads them all) runs
+    when the declared order keys differ from those the last pass recorded."""
+    app = make_app(tmp_path)
+    Inventory(client_with(app, ADMIN_TOKEN)).cluster()
+    database = app.extensions["inventory.store"].db
+    field = next(f for f in database.clusters.find_one({}) if f.startswith("_order_"))
+    database.clusters.update_many({}, {"$unset": {field: ""}})  # as before an ordering existed
+    passes = []
+    real = ClusterStore.add_missing_order_keys
+    monkeypatch.setattr(ClusterStore, "add_missing_order_keys",
+                        lambda self: passes.append(1) or real(self))
+    app = make_app_after(app, tmp_path)  # the orderings recorded are today's: no pass
+    assert passes == [] and field not in app.extensions["inventory.store"].db.clusters.find_one({})
+    database = app.extensions["inventory.store"].db
+    database.settings.update_one({"_id": "order-keys"}, {"$set": {"value.clusters": []}})
+    app = make_app_after(app, tmp_path)  # a release that declares a new ordering
+    assert passes == [1] and field in app.extensions["inventory.store"].db.clusters.find_one({})
+    app = make_app_after(app, tmp_path)
+    assert passes == [1]
