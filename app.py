@@ -6,7 +6,7 @@ import sys
 from flask import Flask
 
 from inventory import api, auth, demo, http, observability, paging, store
-from inventory.api import errors, idempotency
+from inventory.api import errors, idempotency, limits
 from inventory.config import Config
 from inventory.jsonprovider import OrjsonProvider
 
@@ -23,6 +23,7 @@ def create_app(config=None):
     errors.init_app(app)
     database = store.init_app(app, config)
     paging.init_app(app, config, database)
+    limits.init_app(app, config, database.db.name)  # before auth: 401s are counted too
     auth.init_app(app, config)
     idempotency.init_app(app)  # after auth: keys belong to the caller
     api.init_app(app)

@@ -40,6 +40,14 @@ class Config:
         # decides which hosts reach the service).
         self.ALLOWED_HOSTS = _list(os.environ.get("ALLOWED_HOSTS"))
         self.MAX_BODY_BYTES = 1024 * 1024
+        # Requests each token may make (a `limits` string: "N per second,
+        # minute, hour or day"), and each client address without a valid
+        # token; the bootstrap admin token is exempt (inventory.api.limits).
+        self.RATE_LIMIT = os.environ.get("RATE_LIMIT") or "1000 per minute"
+        self.RATE_LIMIT_ANONYMOUS = os.environ.get("RATE_LIMIT_ANONYMOUS") or "60 per minute"
+        # Requests one token may have in flight in one worker process, each
+        # until the last byte of its answer is sent; 0: no limit.
+        self.CONCURRENT_REQUESTS = int(os.environ.get("CONCURRENT_REQUESTS") or 4)
         self.TESTING = False
         for key, value in overrides.items():
             setattr(self, key, value)

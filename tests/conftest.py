@@ -5,6 +5,7 @@ import threading
 import uuid
 
 import pytest
+from flask.testing import FlaskClient
 from werkzeug.serving import make_server
 
 from app import create_app
@@ -21,6 +22,16 @@ def client_with(app, token):
     return client
 
 
+class ClosingClient(FlaskClient):
+    """Flask's test client, reading each answer whole and closing it, as a
+    server does once the last byte is sent (Flask's leaves that to the test:
+    a request's slot among its caller's concurrent requests is held until
+    then, inventory.api.limits)."""
+
+    def open(self, *args, buffered=True, **kwargs):
+        return super().open(*args, buffered=buffered, **kwargs)
+
+
 @pytest.fixture
 def config():
     overrides = {"TESTING": True, "INVENTORY_ADMIN_TOKEN": ADMIN_TOKEN}
@@ -32,6 +43,7 @@ def config():
 @pytest.fixture
 def app(config):
     app = create_app(config)
+    app.test_client_class = ClosingClient
     store = app.extensions["inventory.store"]
     if REAL_MONGO:
         store.create_indexes()

@@ -23,7 +23,7 @@ STATUS = {
     errors.Unavailable: 503, errors.InvalidField: 422, errors.StaleRevision: 412,
     errors.HasChildren: 409, errors.KeyInUse: 409, errors.Contended: 409,
     errors.InProgress: 409, errors.KeyReused: 422, errors.BadFilter: 422,
-    errors.BadContinuation: 422, errors.BadOrdering: 422,
+    errors.BadContinuation: 422, errors.BadOrdering: 422, errors.Throttled: 429,
 }
 
 # webargs location names -> the wire's location prefixes
@@ -78,6 +78,8 @@ def _headers_of(error):
         return {"WWW-Authenticate": challenge}
     if isinstance(error, errors.Unavailable):
         return {"Retry-After": "5"}
+    if isinstance(error, errors.Throttled):
+        return {"Retry-After": str(error.retry_after)}
     return {}
 
 
