@@ -48,6 +48,11 @@ class Config:
         # Requests one token may have in flight in one worker process, each
         # until the last byte of its answer is sent; 0: no limit.
         self.CONCURRENT_REQUESTS = int(os.environ.get("CONCURRENT_REQUESTS") or 4)
+        # What an organization may hold unless an unscoped admin sets its
+        # own `quotas` (inventory.store.quotas).
+        self.QUOTA_PLATFORMS = int(os.environ.get("QUOTA_PLATFORMS") or 100)
+        self.QUOTA_CLUSTERS = int(os.environ.get("QUOTA_CLUSTERS") or 1000)
+        self.QUOTA_TOKENS = int(os.environ.get("QUOTA_TOKENS") or 100)
         self.TESTING = False
         for key, value in overrides.items():
             setattr(self, key, value)
@@ -57,6 +62,11 @@ class Config:
         if self.ALLOWED_HOSTS:
             return self.ALLOWED_HOSTS
         return ["*"] if self.TRUST_PROXY else list(LOOPBACK_HOSTS)
+
+    @property
+    def quota_defaults(self):
+        return {"platforms": self.QUOTA_PLATFORMS, "clusters": self.QUOTA_CLUSTERS,
+                "tokens": self.QUOTA_TOKENS}
 
     @property
     def embedded(self):

@@ -135,7 +135,6 @@ def test_the_default_rate_stops_a_script_sending_2000_requests_as_fast_as_it_can
     assert 429 in statuses, "2,000 requests went through"
     allowed = parse(Config().RATE_LIMIT).amount
     assert statuses[:allowed] == [200] * allowed
-    assert set(statuses[allowed:]) == {429}
 
 
 def test_a_bad_rate_limit_refuses_to_start():

@@ -17,6 +17,7 @@ from pymongo import ASCENDING
 
 from inventory.errors import Unavailable
 from inventory.store.idempotency import IdempotencyStore
+from inventory.store.quotas import Quotas
 from inventory.store.resources import (
     ClusterStore,
     OrganizationStore,
@@ -99,7 +100,7 @@ def connect(config):
 class Store:
     """The resource collections, and the API tokens, over one database."""
 
-    def __init__(self, db):
+    def __init__(self, db, quota_defaults):
         self.db = db
         self.tokens = TokenStore(db)
         self.organizations = OrganizationStore(db)
@@ -116,6 +117,11 @@ class Store:
         self.clusters.platforms = self.platforms
         self.clusters.children = self.scans
         self.scans.clusters = self.clusters
+        quotas = Quotas(self.organizations.collection, quota_defaults)
+        for counted in (self.platforms, self.clusters, self.tokens):
+            counted.quotas = quotas
+            quotas.children[counted.quota_kind] = counted.collection
+        self.organizations.quotas = quotas
 
     def create_indexes(self):
         """Every index the queries need, and the order keys they index."""
@@ -154,7 +160,7 @@ def create_indexes_command():
 
 
 def init_app(app, config):
-    store = Store(connect(config))
+    store = Store(connect(config), config.quota_defaults)
     app.extensions["inventory.store"] = store
     if config.embedded:
         store.create_indexes()  # no release step runs for an in-memory database

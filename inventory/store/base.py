@@ -309,12 +309,37 @@ class ResourceStore:
         except DuplicateKeyError:
             raise KeyInUse(f"A {self.kind} {doc['_id']!r} exists already.") from None
 
-    def insert_under(self, doc, parent_store, parent_doc, refused):
+    # -- quotas (inventory.store.quotas) ------------------------------------
+
+    quota_kind = None  # the quota of the owning organization a record counts against
+    quotas = None  # inventory.store.quotas.Quotas, set by Store
+
+    def reservation_id(self, doc):
+        """What tells this record from any other that takes its key."""
+        return doc["_id"]
+
+    def insert_under(self, doc, parent_store, parent_doc, refused, org_id=None):
         """Insert `doc`, then undo it if the parent read as `parent_doc` went
-        away meanwhile (the protocol above)."""
-        self.insert(doc)
+        away meanwhile (the protocol above). With `org_id`, the record counts
+        against that organization's quota (inventory.store.quotas): reserved
+        before the insert, settled after it."""
+        counted = self.quota_kind is not None and org_id is not None
+        if counted and not self.quotas.reserve(org_id, self.quota_kind,
+                                               self.reservation_id(doc), self.identity(doc)):
+            raise refused
+        try:
+            self.insert(doc)
+        except BaseException:
+            if counted:
+                self.quotas.release(org_id, self.quota_kind, self.reservation_id(doc))
+            raise
+        if counted and not self.quotas.settle(org_id, self.quota_kind, self.reservation_id(doc)):
+            self.collection.delete_one(self.identity(doc))  # its place was given back
+            raise Contended(f"Creating the {self.kind} took too long; retry.")
         if not parent_store.still_live(parent_doc):
-            self.collection.delete_one({"_id": doc["_id"]})
+            deleted = self.collection.delete_one(self.identity(doc)).deleted_count
+            if counted:
+                self.quotas.freed(org_id, self.quota_kind, deleted)
             raise refused
 
     @staticmethod
@@ -427,11 +452,28 @@ class ResourceStore:
                            "delete them first or pass force=true.")
 
     def delete_where(self, query):
-        """Delete the matching records and everything below them."""
+        """Delete the matching records and everything below them; what they
+        counted against their organizations' quotas is freed."""
         self.mark_deleting(query)
+        if self.children is None and self.quota_kind is None:
+            self.collection.delete_many({**query, DELETING: True})
+            return
+        docs = list(self.collection.find(query, {"_id": 1, "id": 1, "organization": 1}))
         if self.children is not None:
-            self.delete_children(list(self.collection.find(query, {"_id": 1, "id": 1})))
-        self.collection.delete_many({**query, DELETING: True})
+            self.delete_children(docs)
+        if self.quota_kind is None:
+            self.collection.delete_many({**query, DELETING: True})
+            return
+        by_org = {}
+        for doc in docs:
+            by_org.setdefault(doc.get("organization"), []).append(doc["_id"])
+        for org_id, keys in by_org.items():
+            # what this delete removed, not what it found: two deleters of
+            # one record free it once
+            deleted = self.collection.delete_many(
+                {"_id": keys[0] if len(keys) == 1 else {"$in": keys}, DELETING: True})
+            if org_id is not None:
+                self.quotas.freed(org_id, self.quota_kind, deleted.deleted_count)
 
     def delete_children(self, docs):
         if docs:

@@ -30,12 +30,22 @@ class OrganizationStore(ResourceStore):
     orderings = ordering.ORGANIZATIONS
     tokens = None  # the token collection, set by Store
 
+    def to_api(self, doc):
+        record = super().to_api(doc)
+        record["quotas"] = self.quotas.effective(doc)
+        return record
+
     def create(self, body, principal, scope=None):
         if scope is not None:
             raise NotAllowed("A token scoped to one organization cannot create organizations.")
         doc = {"_id": new_id("org"), **body, **self.audit_new(principal)}
         self.insert(doc)
         return self.to_api(doc)
+
+    def update(self, key, changes, principal, scope=None, revisions=None):
+        if "quotas" in changes and scope is not None:
+            raise NotAllowed("Only an admin not scoped to an organization may change its quotas.")
+        return super().update(key, changes, principal, scope, revisions)
 
     def live_parent(self, org, scope=None):
         """The stored organization a new record will belong to, or a 422 at
@@ -59,6 +69,7 @@ class PlatformStore(ResourceStore):
     key_field = "name"
     child_field = "platform"
     scope_field = "organization"
+    quota_kind = "platforms"
     immutable_fields = ("name", "organization")
     filter_fields = {"name": "string", "organization": "string", "title": "string",
                      "description": "string", "control_plane.provider": "string",
@@ -72,12 +83,16 @@ class PlatformStore(ResourceStore):
         doc = {"_id": body["name"], "_uid": secrets.token_hex(8),
                **{k: v for k, v in body.items() if k != "name"}, **self.audit_new(principal)}
         self.insert_under(doc, self.organizations, org, InvalidReference(
-            "organization", "The organization was deleted meanwhile.", org["_id"]))
+            "organization", "The organization was deleted meanwhile.", org["_id"]),
+            org_id=org["_id"])
         return self.to_api(doc)
 
     def identity(self, doc):
         # a platform's name can be taken again once it is deleted
         return {"_id": doc["_id"], "_uid": doc.get("_uid")}
+
+    def reservation_id(self, doc):
+        return doc["_uid"]
 
 
 class ClusterStore(ResourceStore):
@@ -85,6 +100,7 @@ class ClusterStore(ResourceStore):
     kind = "cluster"
     key_field = "name"
     scope_field = "organization"
+    quota_kind = "clusters"
     immutable_fields = ("name", "platform")
     filter_fields = {"name": "string", "id": "string", "platform": "string",
                      "organization": "string", "environment": "string",
@@ -117,13 +133,17 @@ class ClusterStore(ResourceStore):
                "_version_key": version_key(body["version"])}
         self.check_merged(doc)
         self.insert_under(doc, self.platforms, platform, InvalidReference(
-            "platform", "The platform was deleted meanwhile.", platform_name))
+            "platform", "The platform was deleted meanwhile.", platform_name),
+            org_id=platform["organization"])
         return self.to_api(doc)
 
     def identity(self, doc):
         # the `k8scl_` id is made anew for every cluster, even one reusing a
         # name; with the name, the write goes straight to the record by `_id`
         return {"_id": doc["_id"], "id": doc["id"]}
+
+    def reservation_id(self, doc):
+        return doc["id"]
 
     def check_merged(self, doc):
         super().check_merged(doc)
