@@ -6,7 +6,7 @@ import sys
 from flask import Flask
 
 from inventory import api, auth, demo, http, observability, paging, store
-from inventory.api import errors, idempotency, limits
+from inventory.api import cors, errors, idempotency, limits
 from inventory.config import Config
 from inventory.jsonprovider import OrjsonProvider
 
@@ -20,6 +20,7 @@ def create_app(config=None):
         observability.configure_logging()  # gunicorn.conf.py configures it when serving
     observability.init_app(app)  # first: every later hook and error has a request id
     http.init_app(app, config)
+    cors.init_app(app, config)
     errors.init_app(app)
     database = store.init_app(app, config)
     paging.init_app(app, config, database)

@@ -40,6 +40,10 @@ class Config:
         # decides which hosts reach the service).
         self.ALLOWED_HOSTS = _list(os.environ.get("ALLOWED_HOSTS"))
         self.MAX_BODY_BYTES = 1024 * 1024
+        # Origins whose browser pages may call the API (CORS), comma-separated
+        # (`https://dash.example.com`, or `*`); none when unset.
+        self.CORS_ORIGINS = [origin.strip() for origin in
+                             (os.environ.get("CORS_ORIGINS") or "").split(",") if origin.strip()]
         # Requests each token may make (a `limits` string: "N per second,
         # minute, hour or day"), and each client address without a valid
         # token; the bootstrap admin token is exempt (inventory.api.limits).

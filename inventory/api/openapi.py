@@ -164,9 +164,9 @@ def _describe_path_parameters(path_item):
                 f"(?:{pattern.pattern})" for pattern in key.patterns)}
 
 
-def complete(document, declarations):
+def complete(document, declarations, cors=""):
     """A completed copy of flask-smorest's `document`, from `declarations`
-    (the Operation of every route)."""
+    (the Operation of every route); `cors` says which browser origins may call."""
     by_id = {declared.operation_id: declared for declared in declarations}
     document = copy.deepcopy(document)
     components = document.setdefault("components", {})
@@ -184,7 +184,8 @@ def complete(document, declarations):
         "platforms, the clusters those provision, and the clusters' scans. Lists page with "
         "`limit` and `continue` (a filtered page may be short: follow `continue` until it is "
         "empty) and filter with `filter`. Every failure answers `application/problem+json`; "
-        "a method a path does not allow is a 405 with `Allow`.")
+        "a method a path does not allow is a 405 with `Allow`. Requests are rate limited per "
+        "token (429 with `Retry-After`, `RateLimit` and `RateLimit-Policy`). " + cors).strip()
     for path_item in document["paths"].values():
         _describe_path_parameters(path_item)
         for method, operation in path_item.items():

@@ -307,7 +307,10 @@ class ResourceStore:
         try:
             self.collection.insert_one(doc)
         except DuplicateKeyError:
-            raise KeyInUse(f"A {self.kind} {doc['_id']!r} exists already.") from None
+            # says nothing of whose it is: names are unique in the whole
+            # deployment, so the answer must not tell one tenant of another's
+            raise KeyInUse(f"The {self.kind} name {doc['_id']!r} is not available; "
+                           "choose another.") from None
 
     # -- quotas (inventory.store.quotas) ------------------------------------
 
