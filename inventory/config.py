@@ -57,6 +57,11 @@ class Config:
         self.QUOTA_PLATFORMS = int(os.environ.get("QUOTA_PLATFORMS") or 100)
         self.QUOTA_CLUSTERS = int(os.environ.get("QUOTA_CLUSTERS") or 1000)
         self.QUOTA_TOKENS = int(os.environ.get("QUOTA_TOKENS") or 100)
+        # Scans kept per cluster: none older than this many days (by
+        # `scanned_on`), and at most this many, the newest (a cluster's
+        # `last_scanned_on` stays whatever its newest scan made it).
+        self.SCAN_RETENTION_DAYS = int(os.environ.get("SCAN_RETENTION_DAYS") or 365)
+        self.SCAN_RETENTION_COUNT = int(os.environ.get("SCAN_RETENTION_COUNT") or 1000)
         self.TESTING = False
         for key, value in overrides.items():
             setattr(self, key, value)

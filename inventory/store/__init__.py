@@ -100,13 +100,13 @@ def connect(config):
 class Store:
     """The resource collections, and the API tokens, over one database."""
 
-    def __init__(self, db, quota_defaults):
+    def __init__(self, db, quota_defaults, scan_retention=(365, 1000)):
         self.db = db
         self.tokens = TokenStore(db)
         self.organizations = OrganizationStore(db)
         self.platforms = PlatformStore(db)
         self.clusters = ClusterStore(db)
-        self.scans = ScanStore(db)
+        self.scans = ScanStore(db, *scan_retention)
         self.idempotency = IdempotencyStore(db)
         # parents and children, for references and cascading deletes
         self.organizations.children = self.platforms
@@ -128,10 +128,21 @@ class Store:
         for name, indexes in INDEXES.items():
             for keys, options in indexes:
                 self.db[name].create_index(keys, **options)
+        self._create_ttl_index(self.scans.collection, self.scans.TIME_FIELD,
+                               self.scans.retention_days * 24 * 3600)
         for resource in self.listed():
             for keys in resource.order_indexes():
                 resource.collection.create_index(keys)
             resource.add_missing_order_keys()
+
+    def _create_ttl_index(self, collection, field, seconds):
+        """A TTL index, or its new age when it exists with another
+        (SCAN_RETENTION_DAYS changed): MongoDB changes it in place (collMod)."""
+        try:
+            collection.create_index([(field, ASCENDING)], expireAfterSeconds=seconds)
+        except pymongo.errors.OperationFailure:
+            self.db.command("collMod", collection.name, index={
+                "keyPattern": {field: 1}, "expireAfterSeconds": seconds})
 
     def listed(self):
         return (self.organizations, self.platforms, self.clusters, self.scans, self.tokens)
@@ -160,7 +171,8 @@ def create_indexes_command():
 
 
 def init_app(app, config):
-    store = Store(connect(config), config.quota_defaults)
+    store = Store(connect(config), config.quota_defaults,
+                  (config.SCAN_RETENTION_DAYS, config.SCAN_RETENTION_COUNT))
     app.extensions["inventory.store"] = store
     if config.embedded:
         store.create_indexes()  # no release step runs for an in-memory database

@@ -1,6 +1,7 @@
 """The four resource collections and their data rules."""
 import secrets
 import time
+from datetime import datetime, timezone
 
 from inventory import ordering
 from inventory.errors import InvalidRecord, InvalidReference, NotAllowed, NotFound
@@ -180,7 +181,17 @@ class ClusterStore(ResourceStore):
 
 class ScanStore(ResourceStore):
     """Scans, keyed `{cluster id}/{scanned_on, 12 digits}/{scan id}` so that a
-    range on `_id` walks one cluster's scans in `scanned_on` order."""
+    range on `_id` walks one cluster's scans in `scanned_on` order.
+
+    Retention: a TTL index on `_recorded_at` (when the scan was recorded,
+    not its `scanned_on`, so a backfilled old scan is kept like a new one)
+    drops scans `retention_days` after they were recorded (MongoDB's monitor
+    runs once a minute; the embedded store on access), and each new scan
+    trims its cluster to
+    its `retention_count` newest: one walk of its keys from the newest to
+    the count's, then one range delete of what lies beyond."""
+
+    TIME_FIELD = "_recorded_at"
 
     collection_name = "scans"
     kind = "scan"
@@ -188,6 +199,10 @@ class ScanStore(ResourceStore):
     filter_fields = {"id": "string", "cluster": "string", "scanned_on": "integer"}
     orderings = ordering.SCANS
     clusters = None  # the parent collection, set by Store
+
+    def __init__(self, db, retention_days=365, retention_count=1000):
+        super().__init__(db)
+        self.retention_days, self.retention_count = retention_days, retention_count
 
     def order_field(self, ordering):
         return "_id"  # a cluster's keys are in `scanned_on` order already
@@ -223,13 +238,24 @@ class ScanStore(ResourceStore):
         scanned_on = int(time.time()) if scanned_on is None else scanned_on
         scan_id = new_id("k8scs")
         doc = {"_id": self.key(cluster["id"], scanned_on, scan_id), "id": scan_id,
-               "cluster": cluster["id"], "scanned_on": scanned_on}
+               "cluster": cluster["id"], "scanned_on": scanned_on,
+               self.TIME_FIELD: datetime.now(timezone.utc).replace(tzinfo=None)}
         self.insert(doc)
         # The cluster's update doubles as the check that it still exists.
         if not self.clusters.record_scan_time(cluster, scanned_on):
             self.collection.delete_one({"_id": doc["_id"]})
             raise NotFound(f"No cluster {cluster_key!r}.")
+        self.trim(cluster["id"])
         return self.to_api(doc)
+
+    def trim(self, cluster_id):
+        """Keep the cluster's `retention_count` newest scans."""
+        lower, upper = self.key_range(cluster_id)
+        beyond = list(self.collection.find({"_id": {"$gt": lower, "$lt": upper}}, {"_id": 1},
+                                           sort=[("_id", -1)], skip=self.retention_count,
+                                           limit=1))
+        if beyond:
+            self.collection.delete_many({"_id": {"$gt": lower, "$lte": beyond[0]["_id"]}})
 
     def delete_of_cluster(self, cluster_id):
         lower, upper = self.key_range(cluster_id)

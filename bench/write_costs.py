@@ -1,0 +1,177 @@
+"""What writes cost on the embedded store as it fills, and how long each
+holds the store's lock.
+
+In process (Flask test client, request log off), on an embedded store seeded
+with N organizations, platforms, clusters, scans and idempotency keys, it
+times, for each N: a cluster create, a keyed scan POST (a new
+`Idempotency-Key`), a scan POST, a cluster PATCH and a cluster DELETE (the
+cluster has 100 scans). Medians of --reps requests, and the longest time one
+request held the store's lock (the lock is wrapped to measure it: from the
+outermost acquire to the matching release). The requests use the bootstrap
+admin token (exempt from rate limits). Writes its table to write_costs.txt
+(appends with --append).
+
+    .venv/bin/python -m bench.write_costs [--sizes 1000,10000,100000] [--reps 30]
+
+The code measured is whatever `app` imports: run it with PYTHONPATH set to
+another checkout to measure that one (the figures before a change).
+"""
+import argparse
+import datetime
+import logging
+import os
+import statistics
+import subprocess
+import threading
+import time
+import uuid
+
+from app import create_app
+from bench.seeding import seed
+from inventory.config import Config
+from inventory.ids import new_id
+from inventory.store import embedded
+from inventory.store.resources import ScanStore
+
+ADMIN = "bench-admin-token"
+OPERATIONS = ("create", "keyed POST", "scan", "PATCH", "DELETE (100 scans)")
+
+
+class TimedLock:
+    """A reentrant lock that keeps the longest hold since `reset`."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._since = 0.0
+        self.longest = 0.0
+
+    def acquire(self, *args, **kwargs):
+        got = self._lock.acquire(*args, **kwargs)
+        if got:
+            self._depth += 1
+            if self._depth == 1:
+                self._since = time.perf_counter()
+        return got
+
+    def release(self):
+        self._depth -= 1
+        if self._depth == 0:
+            self.longest = max(self.longest, time.perf_counter() - self._since)
+        self._lock.release()
+
+    __enter__ = acquire
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def reset(self):
+        self.longest = 0.0
+
+
+def seed_keys(store, n):
+    """n stored idempotency keys, written in bulk (indexes set aside)."""
+    collection = store.db.idempotency
+    collection.drop_indexes()
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    collection.insert_many([{"_id": f"caller:{uuid.uuid4()}", "fingerprint": "f",
+                             "state": "done", "owner": "o", "created_at": now,
+                             "answer": {"status": 201, "body": "{}", "headers": {}}}
+                            for _ in range(n)])
+    store.create_indexes()
+
+
+def cluster_with_scans(store, name, scans=100):
+    """A cluster with `scans` scans, written straight to the store (not timed)."""
+    cluster = store.clusters.create({"name": name, "platform": "platform-00000", "title": "",
+                                     "description": "", "environment": "dev",
+                                     "version": "1.30.0", "labels": {}}, "bench")
+    store.scans.collection.insert_many([
+        {"_id": ScanStore.key(cluster["id"], 1_700_000_000 + i, scan_id), "id": scan_id,
+         "cluster": cluster["id"], "scanned_on": 1_700_000_000 + i}
+        for i, scan_id in ((i, new_id("k8scs")) for i in range(scans))])
+    return name
+
+
+def measure(n, reps):
+    lock = TimedLock()
+    embedded._LOCK = lock
+    app = create_app(Config(INVENTORY_ADMIN_TOKEN=ADMIN))
+    store = app.extensions["inventory.store"]
+    started = time.monotonic()
+    seed(store, n)
+    seed_keys(store, n)
+    seeded = time.monotonic() - started
+    client = app.test_client()
+    client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {ADMIN}"
+    doomed = [cluster_with_scans(store, f"doomed-{i}") for i in range(reps + 1)]
+
+    def create(i):
+        return client.post("/kubeclusters", json={
+            "name": f"new-{i}", "platform": "platform-00000", "environment": "dev",
+            "version": "1.30"})
+
+    def keyed(i):
+        return client.post("/kubeclusters/cluster-00001/scans", json={},
+                           headers={"Idempotency-Key": str(uuid.uuid4())})
+
+    def scan(i):
+        return client.post("/kubeclusters/cluster-00002/scans", json={})
+
+    def patch(i):
+        return client.patch("/kubeclusters/cluster-00003", json={"labels": {"n": str(i)}})
+
+    def delete(i):
+        return client.delete(f"/kubeclusters/{doomed[i]}")
+    results = {}
+    for name, call in zip(OPERATIONS, (create, keyed, scan, patch, delete)):
+        call(reps)  # warm-up (a new name or key each time)
+        times, longest = [], 0.0
+        for i in range(reps):
+            lock.reset()
+            began = time.perf_counter()
+            response = call(i)
+            times.append(time.perf_counter() - began)
+            longest = max(longest, lock.longest)
+            assert response.status_code in (200, 201, 204), (name, response.get_json())
+        results[name] = (statistics.median(times) * 1000, longest * 1000)
+    return results, seeded
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--label", default="")
+    parser.add_argument("--append", action="store_true")
+    args = parser.parse_args()
+    logging.getLogger("inventory.requests").disabled = True
+    logging.getLogger("flask-limiter").disabled = True
+    sizes = [int(s) for s in args.sizes.split(",")]
+    rows = {}
+    for n in sizes:
+        rows[n], seeded = measure(n, args.reps)
+        print(f"N={n:,} seeded in {seeded:.1f} s: " + ", ".join(
+            f"{op} {ms:.2f} ms (lock {held:.2f})" for op, (ms, held) in rows[n].items()),
+            flush=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=os.path.dirname(os.path.abspath(
+                                __import__("app").__file__))).stdout.strip()
+    lines = [f"## {datetime.date.today()} {args.label} (code at {commit}; medians of "
+             f"{args.reps}; ms; longest lock hold in brackets)", "",
+             "| Operation | " + " | ".join(f"N={n:,}" for n in sizes)
+             + f" | {sizes[-1]:,} / {sizes[0]:,} |",
+             "|---|" + "---|" * (len(sizes) + 1)]
+    for op in OPERATIONS:
+        cells = [f"{rows[n][op][0]:.2f} ({rows[n][op][1]:.2f})" for n in sizes]
+        lines.append(f"| {op} | " + " | ".join(cells)
+                     + f" | {rows[sizes[-1]][op][0] / rows[sizes[0]][op][0]:.2f} |")
+    text = "\n".join(lines) + "\n\n"
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "write_costs.txt")
+    with open(path, "a" if args.append else "w") as out:
+        out.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
