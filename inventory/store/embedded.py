@@ -454,6 +454,8 @@ class LockedCollection:
         for before, after in changed:
             for field in fields & set(self._sorted):
                 self._resort(field, before["_id"], before.get(field), after.get(field))
+            if self._expiring is not None and self._ttl[0] in fields:
+                self._will_expire(after)  # its old entry no longer matches it
         return changed
 
     def _unique_fields(self):
