@@ -353,3 +353,12 @@ def test_expiry_walks_from_the_soonest_and_answers_as_mongomock():
     # a document changed meanwhile expires at its new time, not its old one
     locked.update_one({"_id": "k04"}, {"$set": {"at": now - timedelta(seconds=120)}})
     assert locked.find_one({"_id": "k04"}) is None
+
+
+@pytest.mark.parametrize("query", [
+    {"_id": "k05"}, {"_id": "k06", "_deleting": True}, {"_id": "zz"}, {"u": "u7"},
+    {"u": "u9", "_deleting": {"$exists": False}}, {"u": "nope"}])
+@pytest.mark.parametrize("projection", [None, {"_id": 1}, {"_id": 1, "u": 1}])
+def test_unsorted_finds_by_key_match_mongomock(query, projection):
+    plain, locked = _pair()
+    assert locked.find(query, projection) == list(plain.find(query, projection))

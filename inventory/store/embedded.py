@@ -241,6 +241,13 @@ class LockedCollection:
                 if entries is not None:
                     return self._walk(entries, field, direction == -1, filter or {},
                                       projection, limit, skip)
+            key = self._key_of(filter) if sort is None and not skip and not kwargs \
+                and _plain_inclusion(projection) else None
+            if key is not None:  # by `_id` or an indexed field, as find_one
+                documents, matches = self._documents(), _matcher(filter)
+                found = [_project(documents[candidate], projection) for candidate in key
+                         if candidate in documents and matches(documents[candidate])]
+                return found[:limit] if limit else found
             return list(self._collection.find(filter, projection, sort=sort, limit=limit,
                                               skip=skip, **kwargs))
 
