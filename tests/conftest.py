@@ -32,12 +32,17 @@ class ClosingClient(FlaskClient):
         return super().open(*args, buffered=buffered, **kwargs)
 
 
+def make_config(**overrides):
+    """A test's Config: on MONGODB_URI, in a throwaway database of its own."""
+    overrides = {"TESTING": True, "INVENTORY_ADMIN_TOKEN": ADMIN_TOKEN, **overrides}
+    if REAL_MONGO:
+        overrides.setdefault("MONGODB_DB", f"inventory_test_{uuid.uuid4().hex[:12]}")
+    return Config(**overrides)
+
+
 @pytest.fixture
 def config():
-    overrides = {"TESTING": True, "INVENTORY_ADMIN_TOKEN": ADMIN_TOKEN}
-    if REAL_MONGO:
-        overrides["MONGODB_DB"] = f"inventory_test_{uuid.uuid4().hex[:12]}"
-    return Config(**overrides)
+    return make_config()
 
 
 @pytest.fixture

@@ -14,14 +14,21 @@ from werkzeug.test import EnvironBuilder
 from app import create_app
 from inventory.api.limits import get_limits
 from inventory.config import Config
-from tests.conftest import ADMIN_TOKEN, ClosingClient, assert_problem, client_with
+from tests.conftest import (
+    ADMIN_TOKEN,
+    REAL_MONGO,
+    ClosingClient,
+    assert_problem,
+    client_with,
+    make_config,
+)
 
 POLICY_RE = re.compile(r'^"(token|address)";q=(\d+);w=(\d+)$')
 STATE_RE = re.compile(r'^"(token|address)";r=(\d+);t=(\d+)$')
 
 
 def make_app(**overrides):
-    app = create_app(Config(TESTING=True, INVENTORY_ADMIN_TOKEN=ADMIN_TOKEN, **overrides))
+    app = create_app(make_config(**overrides))
     app.test_client_class = ClosingClient
     return app
 
@@ -142,6 +149,7 @@ def test_a_bad_rate_limit_refuses_to_start():
         make_app(RATE_LIMIT="lots")
 
 
+@pytest.mark.skipif(REAL_MONGO, reason="the embedded store's")
 def test_rate_counters_live_in_memory_on_the_embedded_store():
     assert isinstance(get_limits(make_app()).limiter.storage, MemoryStorage)
 

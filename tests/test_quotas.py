@@ -149,14 +149,14 @@ def test_parallel_creates_never_overshoot_a_quota(served, store):  # noqa: F811
         served("POST", "/kubeplatforms", {"name": f"q{round_}", "organization": org, **PLATFORM})
         served("POST", "/kubeclusters", {"name": f"q{round_}-old", "platform": f"q{round_}",
                                          "environment": "dev", "version": "1.30"})
-        calls = [lambda n=n: served("POST", "/kubeclusters", {
-            "name": f"q{round_}-{n}", "platform": f"q{round_}", "environment": "dev",
+        calls = [lambda n=n, r=round_: served("POST", "/kubeclusters", {
+            "name": f"q{r}-{n}", "platform": f"q{r}", "environment": "dev",
             "version": "1.30"}) for n in range(6)]
-        calls += [lambda n=n: served("POST", "/kubeplatforms", {
-            "name": f"q{round_}-p{n}", "organization": org, **PLATFORM}) for n in range(4)]
-        calls += [lambda n=n: served("POST", "/tokens", {
-            "name": f"t{n}", "role": "reader", "organization": org}) for n in range(4)]
-        calls.append(lambda: served("DELETE", f"/kubeclusters/q{round_}-old"))
+        calls += [lambda n=n, r=round_, o=org: served("POST", "/kubeplatforms", {
+            "name": f"q{r}-p{n}", "organization": o, **PLATFORM}) for n in range(4)]
+        calls += [lambda n=n, o=org: served("POST", "/tokens", {
+            "name": f"t{n}", "role": "reader", "organization": o}) for n in range(4)]
+        calls.append(lambda r=round_: served("DELETE", f"/kubeclusters/q{r}-old"))
         answers = run_together(calls)
         requests += len(calls)
         statuses = [answer.status for answer in answers]

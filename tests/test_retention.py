@@ -3,19 +3,13 @@ from datetime import timedelta
 
 import pytest
 
-from inventory.config import Config
 from inventory.store.idempotency import _now
-from tests.conftest import REAL_MONGO
+from tests.conftest import REAL_MONGO, make_config
 
 
 @pytest.fixture
 def config():
-    overrides = {"TESTING": True, "INVENTORY_ADMIN_TOKEN": "test-admin-token",
-                 "SCAN_RETENTION_COUNT": 5, "SCAN_RETENTION_DAYS": 30}
-    if REAL_MONGO:
-        import uuid
-        overrides["MONGODB_DB"] = f"inventory_test_{uuid.uuid4().hex[:12]}"
-    return Config(**overrides)
+    return make_config(SCAN_RETENTION_COUNT=5, SCAN_RETENTION_DAYS=30)
 
 
 def scans_of(client, cluster):

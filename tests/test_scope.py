@@ -1,8 +1,13 @@
 """What one tenant can learn of another: metrics, taken names; and which
 browser origins may call (CORS)."""
 from app import create_app
-from inventory.config import Config
-from tests.conftest import ADMIN_TOKEN, ClosingClient, assert_problem, client_with
+from tests.conftest import (
+    ADMIN_TOKEN,
+    ClosingClient,
+    assert_problem,
+    client_with,
+    make_config,
+)
 
 
 def _token(client, role, organization=None):
@@ -40,7 +45,7 @@ def test_a_taken_name_says_only_that_it_is_not_available(app, client, inventory)
 
 
 def _app(**overrides):
-    app = create_app(Config(TESTING=True, INVENTORY_ADMIN_TOKEN=ADMIN_TOKEN, **overrides))
+    app = create_app(make_config(**overrides))
     app.test_client_class = ClosingClient
     return app
 
