@@ -5,8 +5,10 @@ In process (Flask test client, request log off), on an embedded store seeded
 with N organizations, platforms, clusters, scans and idempotency keys, it
 times, for each N: a cluster create, a keyed scan POST (a new
 `Idempotency-Key`), a scan POST, a cluster PATCH and a cluster DELETE (the
-cluster has 100 scans). Medians of --reps requests, and the longest time one
-request held the store's lock (the lock is wrapped to measure it: from the
+cluster has 100 scans). Medians of --reps requests (the sizes take turns,
+request by request), in CPU time of the thread (others' load on the machine
+does not inflate it) and wall time, and the longest time one request held
+the store's lock (the lock is wrapped to measure it: from the
 outermost acquire to the matching release). The requests use the bootstrap
 admin token (exempt from rate limits). Writes its table to write_costs.txt
 (appends with --append).
@@ -94,53 +96,74 @@ def cluster_with_scans(store, name, scans=100):
     return name
 
 
-def measure(n, reps):
+class Estate:
+    """An app on an embedded store seeded with n records of each kind, and
+    the five timed calls against it."""
+
+    def __init__(self, n, reps):
+        self.n = n
+        self.app = create_app(Config(INVENTORY_ADMIN_TOKEN=ADMIN))
+        store = self.app.extensions["inventory.store"]
+        started = time.monotonic()
+        seed(store, n)
+        seed_keys(store, n)
+        self.seeded = time.monotonic() - started
+        self.client = self.app.test_client()
+        self.client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {ADMIN}"
+        self.doomed = [cluster_with_scans(store, f"doomed-{i}") for i in range(reps + 1)]
+        # the seeded records as a long-running process holds them: in the
+        # collector's oldest generation, not in the young ones the seeding
+        # left them in (each young collection would walk them all)
+        gc.collect()
+
+    def call(self, operation, i):
+        client = self.client
+        if operation == "create":
+            return client.post("/kubeclusters", json={
+                "name": f"new-{i}", "platform": "platform-00000", "environment": "dev",
+                "version": "1.30"})
+        if operation == "keyed POST":
+            return client.post("/kubeclusters/cluster-00001/scans", json={},
+                               headers={"Idempotency-Key": str(uuid.uuid4())})
+        if operation == "scan":
+            return client.post("/kubeclusters/cluster-00002/scans", json={})
+        if operation == "PATCH":
+            return client.patch("/kubeclusters/cluster-00003", json={"labels": {"n": str(i)}})
+        return client.delete(f"/kubeclusters/{self.doomed[i]}")
+
+
+def measure(sizes, reps):
+    """{n: {operation: (median CPU ms, median wall ms, longest lock hold ms)}}.
+    The sizes take turns request by request, so that a change in the
+    machine's load (other processes) weighs on all of them alike; the CPU
+    time is this thread's own, which others' load does not inflate."""
     lock = TimedLock()
     embedded._LOCK = lock
-    app = create_app(Config(INVENTORY_ADMIN_TOKEN=ADMIN))
-    store = app.extensions["inventory.store"]
-    started = time.monotonic()
-    seed(store, n)
-    seed_keys(store, n)
-    seeded = time.monotonic() - started
-    # the seeded records as a long-running process holds them: in the
-    # collector's oldest generation, not in the young ones the seeding
-    # left them in (each young collection would walk them all)
-    gc.collect()
-    client = app.test_client()
-    client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {ADMIN}"
-    doomed = [cluster_with_scans(store, f"doomed-{i}") for i in range(reps + 1)]
-
-    def create(i):
-        return client.post("/kubeclusters", json={
-            "name": f"new-{i}", "platform": "platform-00000", "environment": "dev",
-            "version": "1.30"})
-
-    def keyed(i):
-        return client.post("/kubeclusters/cluster-00001/scans", json={},
-                           headers={"Idempotency-Key": str(uuid.uuid4())})
-
-    def scan(i):
-        return client.post("/kubeclusters/cluster-00002/scans", json={})
-
-    def patch(i):
-        return client.patch("/kubeclusters/cluster-00003", json={"labels": {"n": str(i)}})
-
-    def delete(i):
-        return client.delete(f"/kubeclusters/{doomed[i]}")
-    results = {}
-    for name, call in zip(OPERATIONS, (create, keyed, scan, patch, delete)):
-        call(reps)  # warm-up (a new name or key each time)
-        times, longest = [], 0.0
+    estates = []
+    for n in sizes:
+        estates.append(Estate(n, reps))
+        print(f"N={n:,} seeded in {estates[-1].seeded:.1f} s", flush=True)
+    results = {n: {} for n in sizes}
+    for operation in OPERATIONS:
+        cpu = {n: [] for n in sizes}
+        wall = {n: [] for n in sizes}
+        held = dict.fromkeys(sizes, 0.0)
+        for estate in estates:
+            estate.call(operation, reps)  # warm-up (a new name or key each time)
         for i in range(reps):
-            lock.reset()
-            began = time.perf_counter()
-            response = call(i)
-            times.append(time.perf_counter() - began)
-            longest = max(longest, lock.longest)
-            assert response.status_code in (200, 201, 204), (name, response.get_json())
-        results[name] = (statistics.median(times) * 1000, longest * 1000)
-    return results, seeded
+            for estate in estates:
+                lock.reset()
+                began, began_cpu = time.perf_counter(), time.thread_time()
+                response = estate.call(operation, i)
+                cpu[estate.n].append(time.thread_time() - began_cpu)
+                wall[estate.n].append(time.perf_counter() - began)
+                held[estate.n] = max(held[estate.n], lock.longest)
+                assert response.status_code in (200, 201, 204), (operation,
+                                                                 response.get_json())
+        for n in sizes:
+            results[n][operation] = (statistics.median(cpu[n]) * 1000,
+                                     statistics.median(wall[n]) * 1000, held[n] * 1000)
+    return results
 
 
 def main():
@@ -153,22 +176,18 @@ def main():
     logging.getLogger("inventory.requests").disabled = True
     logging.getLogger("flask-limiter").disabled = True
     sizes = [int(s) for s in args.sizes.split(",")]
-    rows = {}
-    for n in sizes:
-        rows[n], seeded = measure(n, args.reps)
-        print(f"N={n:,} seeded in {seeded:.1f} s: " + ", ".join(
-            f"{op} {ms:.2f} ms (lock {held:.2f})" for op, (ms, held) in rows[n].items()),
-            flush=True)
+    rows = measure(sizes, args.reps)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=os.path.dirname(os.path.abspath(
+                            text=True, check=False, cwd=os.path.dirname(os.path.abspath(
                                 __import__("app").__file__))).stdout.strip()
-    lines = [f"## {datetime.date.today()} {args.label} (code at {commit}; medians of "
-             f"{args.reps}; ms; longest lock hold in brackets)", "",
+    lines = [f"## {datetime.date.today()} {args.label} (code at {commit or '?'}; medians of "
+             f"{args.reps}, sizes taking turns; ms of CPU, then wall, then the longest "
+             "lock hold)", "",
              "| Operation | " + " | ".join(f"N={n:,}" for n in sizes)
-             + f" | {sizes[-1]:,} / {sizes[0]:,} |",
+             + f" | CPU {sizes[-1]:,} / {sizes[0]:,} |",
              "|---|" + "---|" * (len(sizes) + 1)]
     for op in OPERATIONS:
-        cells = [f"{rows[n][op][0]:.2f} ({rows[n][op][1]:.2f})" for n in sizes]
+        cells = ["{:.2f} / {:.2f} / {:.2f}".format(*rows[n][op]) for n in sizes]
         lines.append(f"| {op} | " + " | ".join(cells)
                      + f" | {rows[sizes[-1]][op][0] / rows[sizes[0]][op][0]:.2f} |")
     text = "\n".join(lines) + "\n\n"
