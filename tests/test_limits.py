@@ -144,6 +144,36 @@ def test_the_default_rate_stops_a_script_sending_2000_requests_as_fast_as_it_can
     assert statuses[:allowed] == [200] * allowed
 
 
+@pytest.mark.slow
+def test_many_threads_counting_at_once_never_fail():
+    """Counted by real threads against a served app (the memory storage's
+    timer once raced into a 500)."""
+    import http.client
+    app = make_app(RATE_LIMIT="1000000 per minute", CONCURRENT_REQUESTS=0)
+    tokens = [token_of(app) for _ in range(4)]
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    statuses = []
+
+    def hammer(secret):
+        for _ in range(150):
+            connection = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=30)
+            connection.request("GET", "/organizations",
+                               headers={"Authorization": f"Bearer {secret}"})
+            statuses.append(connection.getresponse().status)
+            connection.close()
+    try:
+        threads = [threading.Thread(target=hammer, args=(secret,))
+                   for secret in tokens * 3]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        server.shutdown()
+    assert set(statuses) == {200}, {s: statuses.count(s) for s in set(statuses)}
+
+
 def test_a_bad_rate_limit_refuses_to_start():
     with pytest.raises(ValueError, match="RATE_LIMIT"):
         make_app(RATE_LIMIT="lots")

@@ -337,7 +337,11 @@ class ResourceStore:
                 self.quotas.release(org_id, self.quota_kind, self.reservation_id(doc))
             raise
         if counted and not self.quotas.settle(org_id, self.quota_kind, self.reservation_id(doc)):
-            self.collection.delete_one(self.identity(doc))  # its place was given back
+            # its place was given back: the organization was deleted, or this
+            # request outlived its reservation's lease
+            self.collection.delete_one(self.identity(doc))
+            if not parent_store.still_live(parent_doc):
+                raise refused
             raise Contended(f"Creating the {self.kind} took too long; retry.")
         if not parent_store.still_live(parent_doc):
             deleted = self.collection.delete_one(self.identity(doc)).deleted_count
