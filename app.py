@@ -6,7 +6,7 @@ import sys
 from flask import Flask
 
 from inventory import api, auth, demo, http, observability, paging, store
-from inventory.api import errors, idempotency
+from inventory.api import cors, errors, idempotency, limits
 from inventory.config import Config
 from inventory.jsonprovider import OrjsonProvider
 
@@ -20,9 +20,11 @@ def create_app(config=None):
         observability.configure_logging()  # gunicorn.conf.py configures it when serving
     observability.init_app(app)  # first: every later hook and error has a request id
     http.init_app(app, config)
+    cors.init_app(app, config)
     errors.init_app(app)
     database = store.init_app(app, config)
     paging.init_app(app, config, database)
+    limits.init_app(app, config, database.db.name)  # before auth: 401s are counted too
     auth.init_app(app, config)
     app.before_request(http.read_body)  # after auth: no body is read for a refused caller
     idempotency.init_app(app)  # after auth: keys belong to the caller

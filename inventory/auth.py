@@ -24,6 +24,9 @@ from inventory.tokens_cli import tokens_cli
 log = logging.getLogger("inventory")
 
 
+BOOTSTRAP_ADMIN_KEY = "env:INVENTORY_ADMIN_TOKEN"
+
+
 @dataclass(frozen=True)
 class Principal:
     key: str  # what identifies the credential: the token's id
@@ -35,11 +38,31 @@ class Principal:
 def _resolve(secret):
     admin_token = current_app.extensions["inventory.admin_token"]
     if admin_token and hmac.compare_digest(secret.encode(), admin_token.encode()):
-        return Principal("env:INVENTORY_ADMIN_TOKEN", "admin", "admin")
+        return Principal(BOOTSTRAP_ADMIN_KEY, "admin", "admin")
     record = get_store().tokens.authenticate(secret)
     if record is None:
         return None
     return Principal(record["id"], record["name"], record["role"], record["organization"])
+
+
+def _bearer_secret():
+    scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
+    secret = secret.strip()
+    return secret if scheme.lower() == "bearer" and secret else None
+
+
+def caller():
+    """The Principal of the request's bearer token, or None (no token, an
+    unknown or revoked one), looked up once per request: the rate limiter
+    (inventory.api.limits) keys requests by it before they are authenticated."""
+    if "caller" not in g:
+        secret = _bearer_secret()
+        g.caller = _resolve(secret) if secret is not None else None
+    return g.caller
+
+
+def is_bootstrap_admin(principal):
+    return principal is not None and principal.key == BOOTSTRAP_ADMIN_KEY
 
 
 def authenticate():
@@ -47,11 +70,9 @@ def authenticate():
     declared = current_operation()
     if declared is None or declared.role is None or request.method == "OPTIONS":
         return  # unknown routes answer 404/405; OPTIONS reveals only `Allow`
-    scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
-    secret = secret.strip()
-    if scheme.lower() != "bearer" or not secret:
+    if _bearer_secret() is None:
         raise NotAuthenticated("This request needs an 'Authorization: Bearer <token>' header.")
-    principal = _resolve(secret)
+    principal = caller()
     if principal is None:
         raise NotAuthenticated("The token is unknown or revoked.", invalid_token=True)
     if not allows(principal.role, declared.role):

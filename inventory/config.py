@@ -1,7 +1,7 @@
 """Configuration, read from the environment only (twelve-factor)."""
 import os
 
-from inventory.limits import MAX_BODY_BYTES
+from inventory.limits import DEFAULT_QUOTAS, MAX_BODY_BYTES
 from inventory.schema_urls import LOOPBACK_HOSTS
 
 
@@ -49,6 +49,28 @@ class Config:
         self.MAX_BODY_BYTES = MAX_BODY_BYTES
         # How long the change feed keeps events (a TTL index on MongoDB).
         self.EVENTS_RETENTION_DAYS = int(os.environ.get("EVENTS_RETENTION_DAYS") or 30)
+        # Origins whose browser pages may call the API (CORS), comma-separated
+        # (`https://dash.example.com`, or `*`); none when unset.
+        self.CORS_ORIGINS = [origin.strip() for origin in
+                             (os.environ.get("CORS_ORIGINS") or "").split(",") if origin.strip()]
+        # Requests each token may make (a `limits` string: "N per second,
+        # minute, hour or day"), and each client address without a valid
+        # token; the bootstrap admin token is exempt (inventory.api.limits).
+        self.RATE_LIMIT = os.environ.get("RATE_LIMIT") or "1000 per minute"
+        self.RATE_LIMIT_ANONYMOUS = os.environ.get("RATE_LIMIT_ANONYMOUS") or "60 per minute"
+        # Requests one token may have in flight in one worker process, each
+        # until the last byte of its answer is sent; 0: no limit.
+        self.CONCURRENT_REQUESTS = int(os.environ.get("CONCURRENT_REQUESTS") or 4)
+        # What an organization may hold unless an unscoped admin sets its
+        # own `quotas` (inventory.store.quotas).
+        self.QUOTA_PLATFORMS = int(os.environ.get("QUOTA_PLATFORMS") or DEFAULT_QUOTAS["platforms"])
+        self.QUOTA_CLUSTERS = int(os.environ.get("QUOTA_CLUSTERS") or DEFAULT_QUOTAS["clusters"])
+        self.QUOTA_TOKENS = int(os.environ.get("QUOTA_TOKENS") or DEFAULT_QUOTAS["tokens"])
+        # Scans kept per cluster: none older than this many days (by
+        # `scanned_on`), and at most this many, the newest (a cluster's
+        # `last_scanned_on` stays whatever its newest scan made it).
+        self.SCAN_RETENTION_DAYS = int(os.environ.get("SCAN_RETENTION_DAYS") or 365)
+        self.SCAN_RETENTION_COUNT = int(os.environ.get("SCAN_RETENTION_COUNT") or 1000)
         self.TESTING = False
         for key, value in overrides.items():
             setattr(self, key, value)
@@ -58,6 +80,11 @@ class Config:
         if self.ALLOWED_HOSTS:
             return self.ALLOWED_HOSTS
         return ["*"] if self.TRUST_PROXY else list(LOOPBACK_HOSTS)
+
+    @property
+    def quota_defaults(self):
+        return {"platforms": self.QUOTA_PLATFORMS, "clusters": self.QUOTA_CLUSTERS,
+                "tokens": self.QUOTA_TOKENS}
 
     @property
     def embedded(self):

@@ -30,6 +30,24 @@ class NotAllowed(ServiceError):
     """The caller's role or organization scope does not allow this."""
 
 
+class QuotaExceeded(NotAllowed):
+    """A create would take its organization past one of its quotas."""
+
+    def __init__(self, quota, used, limit):
+        # worded as Kubernetes' ResourceQuota answers
+        super().__init__(f"exceeded quota: {quota}, used: {used}, limited: {limit}")
+        self.quota, self.used, self.limit = quota, used, limit
+
+
+class Throttled(ServiceError):
+    """The caller sent more than its limits allow: retry after `retry_after`
+    seconds (a whole number, at least 1)."""
+
+    def __init__(self, detail, retry_after):
+        super().__init__(detail)
+        self.retry_after = max(1, int(retry_after))
+
+
 class Unavailable(ServiceError):
     """The database cannot be reached."""
 

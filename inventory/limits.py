@@ -22,3 +22,7 @@ DESCRIPTOR_RESERVE = 64
 MAX_STREAMS = 500
 STREAM_SECONDS = 300  # a stream ends after this; the client resumes with Last-Event-ID
 STREAM_KEEPALIVE_SECONDS = 15  # a comment at least this often keeps proxies from cutting it
+
+# What an organization may hold unless QUOTA_* say otherwise or an unscoped
+# admin sets its own `quotas` (inventory.store.quotas).
+DEFAULT_QUOTAS = {"platforms": 100, "clusters": 1000, "tokens": 100}

@@ -1,9 +1,33 @@
 """An organization: one customer."""
-from marshmallow import fields
+from marshmallow import Schema, fields, validate
 
 from inventory.ordering import ORGANIZATIONS
 from schemas.common import BodySchema, audit_fields, envelope, list_args, request_schema
 from schemas.fields import Text
+
+MAX_QUOTA = 1_000_000
+
+
+def _quota(what, required):
+    return fields.Integer(strict=True, required=required, validate=validate.Range(0, MAX_QUOTA),
+                          metadata={"description": f"How many {what} the organization may hold."})
+
+
+class QuotasSchema(Schema):
+    """What an organization may hold; the deployment's defaults where its
+    admins set none (QUOTA_PLATFORMS, QUOTA_CLUSTERS, QUOTA_TOKENS)."""
+
+    platforms = _quota("platforms", True)
+    clusters = _quota("clusters", True)
+    tokens = _quota("tokens scoped to it", True)
+
+
+class QuotasChangeSchema(Schema):
+    """Quotas to set; absent ones stay as they are."""
+
+    platforms = _quota("platforms", False)
+    clusters = _quota("clusters", False)
+    tokens = _quota("tokens scoped to it", False)
 
 
 class OrganizationSchema(BodySchema):
@@ -16,12 +40,21 @@ class OrganizationSchema(BodySchema):
                  metadata={"description": "Display name of the customer."})
     description = Text(2000, multiline=True, required=True,
                        metadata={"description": "Free text; empty when not given."})
+    quotas = fields.Nested(QuotasSchema, required=True, metadata={
+        "description": "What the organization may hold: a create past a quota is a 403 "
+                       "naming it. Read by its members; set only by admins not scoped to an "
+                       "organization."})
     created_by, created_on, last_modified_by, last_modified_on = audit_fields()
 
 
+_QUOTAS_CHANGE = fields.Nested(QuotasChangeSchema, metadata={
+    "description": "Quotas to set (admins not scoped to an organization only); absent ones "
+                   "keep their value, the deployment's default unless set."})
 OrganizationCreateSchema = request_schema(OrganizationSchema, "OrganizationCreate",
-                                          required=("title",), defaults={"description": ""})
-OrganizationPatchSchema = request_schema(OrganizationSchema, "OrganizationPatch", change=True)
+                                          required=("title",), defaults={"description": ""},
+                                          overrides={"quotas": _QUOTAS_CHANGE})
+OrganizationPatchSchema = request_schema(OrganizationSchema, "OrganizationPatch", change=True,
+                                         overrides={"quotas": _QUOTAS_CHANGE})
 OrganizationListSchema = envelope("OrganizationList", OrganizationSchema)
 OrganizationListArgsSchema = list_args("OrganizationList", [
     'title="Acme*"', 'created_on>="2026-11-01T00:00:00Z"', 'NOT description=""'], ORGANIZATIONS)

@@ -5,6 +5,7 @@ import threading
 import uuid
 
 import pytest
+from flask.testing import FlaskClient
 from werkzeug.serving import make_server
 
 from app import create_app
@@ -24,17 +25,33 @@ def client_with(app, token):
     return client
 
 
+class ClosingClient(FlaskClient):
+    """Flask's test client, reading each answer whole and closing it, as a
+    server does once the last byte is sent (Flask's leaves that to the test:
+    a request's slot among its caller's concurrent requests is held until
+    then, inventory.api.limits)."""
+
+    def open(self, *args, buffered=True, **kwargs):
+        return super().open(*args, buffered=buffered, **kwargs)
+
+
+def make_config(**overrides):
+    """A test's Config: on MONGODB_URI, in a throwaway database of its own."""
+    overrides = {"TESTING": True, "INVENTORY_ADMIN_TOKEN": ADMIN_TOKEN, **overrides}
+    if REAL_MONGO:
+        overrides.setdefault("MONGODB_DB", f"inventory_test_{uuid.uuid4().hex[:12]}")
+    return Config(**overrides)
+
+
 @pytest.fixture
 def config():
-    overrides = {"TESTING": True, "INVENTORY_ADMIN_TOKEN": ADMIN_TOKEN}
-    if REAL_MONGO:
-        overrides["MONGODB_DB"] = f"inventory_test_{uuid.uuid4().hex[:12]}"
-    return Config(**overrides)
+    return make_config()
 
 
 @pytest.fixture
 def app(config):
     app = create_app(config)
+    app.test_client_class = ClosingClient
     store = app.extensions["inventory.store"]
     if REAL_MONGO:
         store.create_indexes()

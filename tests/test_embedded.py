@@ -354,3 +354,103 @@ def test_or_and_not_trees_match_as_mongomock_does(query):
     matches = _matcher(query)
     for document in MATCH_DOCS:
         assert matches(document) == filter_applies(query, document), (query, document)
+
+
+# -- unique checks, deletes by key, $inc and expiry: mongomock's own answers --
+
+def _pair():
+    """Two collections with the same documents and a unique index on `u`:
+    mongomock alone, and the embedded store's wrapper over another."""
+    plain = mongomock_ng.MongoClient().db.things
+    locked = LockedCollection(mongomock_ng.MongoClient().db.things)
+    for collection in (plain, locked):
+        collection.create_index([("u", 1)], unique=True)
+        for i in range(20):
+            collection.insert_one({"_id": f"k{i:02d}", "u": f"u{i}", "x": i,
+                                   **({"_deleting": True} if i % 3 == 0 else {})})
+    return plain, locked
+
+
+def _outcome(call):
+    try:
+        result = call()
+    except Exception as error:  # the same error, or the same answer
+        return type(error).__name__
+    return getattr(result, "raw_result", result)
+
+
+@pytest.mark.parametrize("document", [
+    {"_id": "new", "u": "fresh"}, {"_id": "k03", "u": "fresh"}, {"_id": "new", "u": "u4"},
+    {"_id": "new"}, {"_id": "new", "u": 5}])
+def test_inserts_check_unique_keys_as_mongomock_does(document):
+    plain, locked = _pair()
+    assert _outcome(lambda: locked.insert_one(dict(document)).inserted_id) == \
+        _outcome(lambda: plain.insert_one(dict(document)).inserted_id)
+    assert list(locked.find({}, sort=[("_id", 1)], limit=100)) == \
+        list(plain.find({}, sort=[("_id", 1)]))
+    assert locked.find_one({"u": document.get("u")}) == plain.find_one({"u": document.get("u")})
+
+
+def test_a_deleted_documents_unique_key_can_be_taken_again():
+    plain, locked = _pair()
+    for collection in (plain, locked):
+        collection.delete_one({"_id": "k04"})
+        collection.insert_one({"_id": "again", "u": "u4"})
+    assert locked.find_one({"u": "u4"}) == plain.find_one({"u": "u4"}) == {
+        "_id": "again", "u": "u4"}
+
+
+@pytest.mark.parametrize("query", [
+    {"_id": "k05"}, {"_id": "k05", "_deleting": True}, {"_id": {"$in": ["k01", "k03", "zz"]}},
+    {"_id": {"$in": ["k03", "k06"]}, "_deleting": True}, {"_id": {"$gt": "k04", "$lt": "k09"}},
+    {"_id": {"$gte": "k04", "$lte": "k09"}, "_deleting": True},
+    {"_id": {"$gt": "k18", "$lt": "k99"}}, {"x": {"$lt": 4}}])
+@pytest.mark.parametrize("method", ["delete_one", "delete_many"])
+def test_deletes_by_key_match_mongomock(query, method):
+    plain, locked = _pair()
+    assert getattr(locked, method)(query).deleted_count == \
+        getattr(plain, method)(query).deleted_count
+    assert list(locked.find({}, sort=[("_id", 1)], limit=100)) == \
+        list(plain.find({}, sort=[("_id", 1)]))
+    for i in range(20):  # the lookups forgot the deleted documents
+        assert locked.find_one({"u": f"u{i}"}) == plain.find_one({"u": f"u{i}"})
+
+
+@pytest.mark.parametrize("update", [
+    {"$inc": {"x": 2}}, {"$inc": {"count.clusters": 1}, "$set": {"r.k": 1}},
+    {"$inc": {"x": -1}, "$unset": {"nope": ""}}, {"$inc": {"x": 1.5}}, {"$inc": {"u": 1}}])
+def test_inc_by_key_matches_mongomock(update):
+    plain, locked = _pair()
+    assert _outcome(lambda: locked.update_one({"_id": "k07"}, update).modified_count) == \
+        _outcome(lambda: plain.update_one({"_id": "k07"}, update).modified_count)
+    assert locked.find_one({"_id": "k07"}) == plain.find_one({"_id": "k07"})
+
+
+def test_expiry_walks_from_the_soonest_and_answers_as_mongomock():
+    from datetime import datetime, timedelta, timezone
+    now = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+    plain = mongomock_ng.MongoClient().db.keys
+    locked = LockedCollection(mongomock_ng.MongoClient().db.keys)
+    for collection in (plain, locked):
+        collection.create_index([("at", 1)], expireAfterSeconds=60)
+        for i in range(30):  # every third is over a minute old
+            collection.insert_one({"_id": f"k{i:02d}",
+                                   "at": now - timedelta(seconds=90 if i % 3 == 0 else 10)})
+        collection.insert_one({"_id": "no-time", "at": "not a date"})
+    assert locked.index_information() == plain.index_information()
+    assert locked.find_one({"_id": "k03"}) is None and locked.find_one({"_id": "k04"})
+    assert list(locked.find({}, sort=[("_id", 1)], limit=100)) == \
+        list(plain.find({}, sort=[("_id", 1)]))
+    assert locked._collection._store._ttl_indexes == {}  # mongomock no longer sweeps
+    # a document changed meanwhile expires at its new time, not its old one
+    locked.update_one({"_id": "k04"}, {"$set": {"at": now - timedelta(seconds=120)}})
+    assert locked.find_one({"_id": "k04"}) is None
+
+
+@pytest.mark.parametrize("query", [
+    {"_id": "k05"}, {"_id": "k06", "_deleting": True}, {"_id": "zz"}, {"u": "u7"},
+    {"u": "u9", "_deleting": {"$exists": False}}, {"u": "nope"}])
+@pytest.mark.parametrize("projection", [None, {"_id": 1}, {"_id": 1, "u": 1}])
+def test_unsorted_finds_by_key_match_mongomock(query, projection):
+    plain, locked = _pair()
+    assert locked.find(query, projection) == list(plain.find(query, projection))

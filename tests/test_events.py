@@ -222,14 +222,15 @@ def test_a_stream_sends_events_and_resumes_after_last_event_id(client, inventory
     for index in range(3):
         inventory.org(title=f"Org {index}")
     everything = feed(client)
-    response = client.get("/events", headers={"Accept": "text/event-stream"})
+    response = client.get("/events", headers={"Accept": "text/event-stream"}, buffered=False)
     assert response.status_code == 200 and response.mimetype == "text/event-stream"
     streamed = _sse_events(response.response, 3)
     response.close()
     assert [(i, t) for i, t, _ in streamed] == [(e["id"], e["type"]) for e in everything]
     assert streamed[0][2] == everything[0]
     resumed = client.get("/events", headers={"Accept": "text/event-stream",
-                                             "Last-Event-ID": everything[0]["id"]})
+                                             "Last-Event-ID": everything[0]["id"]},
+                         buffered=False)
     assert [i for i, _, _ in _sse_events(resumed.response, 2)] == \
         [e["id"] for e in everything[1:]]
     resumed.close()
@@ -238,12 +239,12 @@ def test_a_stream_sends_events_and_resumes_after_last_event_id(client, inventory
 def test_past_the_streams_a_process_serves_a_stream_is_503(client, monkeypatch):
     from inventory.api import events as events_api
     monkeypatch.setattr(events_api, "MAX_STREAMS", 1)
-    first = client.get("/events", headers={"Accept": "text/event-stream"})
+    first = client.get("/events", headers={"Accept": "text/event-stream"}, buffered=False)
     busy = client.get("/events", headers={"Accept": "text/event-stream"})
     assert_problem(busy, 503)
     assert busy.headers["Retry-After"]
     first.close()  # its slot is given back, read or not
-    again = client.get("/events", headers={"Accept": "text/event-stream"})
+    again = client.get("/events", headers={"Accept": "text/event-stream"}, buffered=False)
     assert again.status_code == 200
     again.close()
 

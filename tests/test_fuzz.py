@@ -20,7 +20,13 @@ pytestmark = pytest.mark.slow  # scripts/test --all
 # schemathesis collects its cases from a module-level schema, so the app is
 # made here; on a real server it gets a throwaway database, dropped below.
 _DATABASE = f"inventory_fuzz_{uuid.uuid4().hex[:12]}" if REAL_MONGO else None
-app = create_app(Config(TESTING=True, INVENTORY_ADMIN_TOKEN=ADMIN_TOKEN, MONGODB_DB=_DATABASE))
+# Its requests without a token come from one address, thousands of them: the
+# address's rate limit (tests/test_limits.py) would answer them 429 where
+# schemathesis checks for the 401. And its WSGI client never closes an
+# answer, so no request would give its slot among the caller's requests in
+# flight back.
+app = create_app(Config(TESTING=True, INVENTORY_ADMIN_TOKEN=ADMIN_TOKEN, MONGODB_DB=_DATABASE,
+                        RATE_LIMIT_ANONYMOUS="1000000 per minute", CONCURRENT_REQUESTS=0))
 # The token goes in through the document's own security scheme, so that
 # schemathesis knows which requests it authenticates (and which it leaves
 # without a token, on purpose, to check the 401s).

@@ -39,7 +39,8 @@ class Api(flask_smorest.Api):
         """The completed OpenAPI document, built once, on first use."""
         if self._document is None:
             declared = flask.current_app.extensions["inventory.operations"]
-            self._document = openapi.complete(self.spec.to_dict(), declared.values())
+            self._document = openapi.complete(self.spec.to_dict(), declared.values(),
+                                              flask.current_app.config["INVENTORY_CORS"])
         return self._document
 
     def _openapi_json(self):

@@ -25,6 +25,7 @@ STATUS = {
     errors.InProgress: 409, errors.KeyReused: 422, errors.BadFilter: 422,
     errors.BadContinuation: 422, errors.BadOrdering: 422, errors.BadResumePoint: 422,
     errors.EventExpired: 410, errors.Busy: 503, errors.BadGrouping: 422,
+    errors.Throttled: 429,
 }
 
 # webargs location names -> the wire's location prefixes
@@ -83,6 +84,8 @@ def _headers_of(error):
         return {"WWW-Authenticate": challenge}
     if isinstance(error, (errors.Unavailable, errors.Busy)):
         return {"Retry-After": "5"}
+    if isinstance(error, errors.Throttled):
+        return {"Retry-After": str(error.retry_after)}
     return {}
 
 

@@ -3,7 +3,8 @@ from flask import current_app, jsonify
 from flask.views import MethodView
 
 from inventory.api.blueprint import Blueprint
-from inventory.errors import NotFound
+from inventory.auth import current_scope
+from inventory.errors import NotAllowed, NotFound
 from inventory.observability import METRICS_CONTENT_TYPE, metrics_response
 from inventory.operations import operation
 from inventory.schema_urls import schema_url
@@ -46,7 +47,11 @@ class Metrics(MethodView):
 
         `inventory_requests_total` by method, route and status, and
         `inventory_request_duration_seconds`; label values come from fixed
-        sets only. Across workers with PROMETHEUS_MULTIPROC_DIR."""
+        sets only. Across workers with PROMETHEUS_MULTIPROC_DIR. For tokens not
+        scoped to an organization: the counts are every tenant's."""
+        if current_scope() is not None:
+            raise NotAllowed("Metrics are for tokens not scoped to an organization: they "
+                             "count every organization's requests.")
         return metrics_response()
 
 

@@ -34,6 +34,15 @@ HEADERS = {
                             "schema": {"type": "string"}},
     "Cache-Control": {"description": "`no-store`: the answer holds a secret.",
                       "schema": {"type": "string"}},
+    # draft-ietf-httpapi-ratelimit-headers-10 (inventory.api.limits)
+    "RateLimit-Policy": {"description": "The caller's rate limit, "
+                         "draft-ietf-httpapi-ratelimit-headers-10: `\"token\";q=1000;w=60` "
+                         "(per token) or `\"address\";q=60;w=60` (per client address, "
+                         "without a valid token): `q` requests per `w` seconds.",
+                         "schema": {"type": "string"}},
+    "RateLimit": {"description": "What is left of it: `\"token\";r=998;t=59`, `r` requests "
+                  "left, `t` seconds until the window frees some.",
+                  "schema": {"type": "string"}},
 }
 
 REQUEST_HEADERS = {
@@ -64,6 +73,8 @@ ERROR_MEANINGS = {
     413: "The body is over 1 MiB.",
     415: "The body is not JSON.",
     422: "A parameter, header or body field is not valid; `errors` has one entry per problem.",
+    429: "Too many requests: the caller's rate limit (see `RateLimit-Policy`), or more of "
+         "its requests at once than it may have in flight; retry after `Retry-After` seconds.",
     500: "The service failed; the answer reveals nothing of its code.",
     503: "The database cannot be reached; retry after `Retry-After` seconds.",
 }
@@ -72,9 +83,9 @@ ERROR_MEANINGS = {
 def _problem(status):
     headers = {"X-Request-ID": {"$ref": "#/components/headers/X-Request-ID"},
                "Link": {"$ref": "#/components/headers/Link"}}
-    extra = {401: "WWW-Authenticate", 503: "Retry-After"}.get(status)
-    if extra:
-        headers[extra] = {"$ref": f"#/components/headers/{extra}"}
+    extra = {401: ("WWW-Authenticate",), 503: ("Retry-After",),
+             429: ("Retry-After", "RateLimit-Policy", "RateLimit")}.get(status, ())
+    headers.update(_header_refs(*extra))
     return {"description": f"{HTTPStatus(status).phrase}: {ERROR_MEANINGS[status]}",
             "headers": headers, "content": {PROBLEM: {"schema": ERROR_REF}}}
 
@@ -87,8 +98,8 @@ def _error_statuses(operation, declared):
     """What the operation may answer besides success: what every request
     may meet, what its token and body may cause, and what it declares."""
     statuses = {500, *declared.errors}
-    if declared.role is not None:
-        statuses |= {401, 403, 503}
+    if declared.role is not None:  # needs a token, so rate limited (inventory.api.limits)
+        statuses |= {401, 403, 429, 503}
     if "requestBody" in operation:
         statuses |= {400, 413, 415, 422}
     return statuses
@@ -107,6 +118,8 @@ def _success_headers(status, response, declared):
         names.append("Idempotent-Replayed")
     if declared.secret:
         names.append("Cache-Control")
+    if declared.role is not None:
+        names += ["RateLimit-Policy", "RateLimit"]
     return _header_refs(*names)
 
 
@@ -157,9 +170,9 @@ def _describe_path_parameters(path_item):
                 f"(?:{pattern.pattern})" for pattern in key.patterns)}
 
 
-def complete(document, declarations):
+def complete(document, declarations, cors=""):
     """A completed copy of flask-smorest's `document`, from `declarations`
-    (the Operation of every route)."""
+    (the Operation of every route); `cors` says which browser origins may call."""
     by_id = {declared.operation_id: declared for declared in declarations}
     document = copy.deepcopy(document)
     components = document.setdefault("components", {})
@@ -177,7 +190,8 @@ def complete(document, declarations):
         "platforms, the clusters those provision, and the clusters' scans. Lists page with "
         "`limit` and `continue` (a filtered page may be short: follow `continue` until it is "
         "empty) and filter with `filter`. Every failure answers `application/problem+json`; "
-        "a method a path does not allow is a 405 with `Allow`.")
+        "a method a path does not allow is a 405 with `Allow`. Requests are rate limited per "
+        "token (429 with `Retry-After`, `RateLimit` and `RateLimit-Policy`). " + cors).strip()
     for path_item in document["paths"].values():
         _describe_path_parameters(path_item)
         for method, operation in path_item.items():

@@ -17,8 +17,10 @@ from flask.cli import with_appcontext
 from pymongo import ASCENDING
 
 from inventory.errors import Unavailable
+from inventory.limits import DEFAULT_QUOTAS
 from inventory.store.events import OUTBOX_SINCE, EventStore
 from inventory.store.idempotency import IdempotencyStore
+from inventory.store.quotas import Quotas
 from inventory.store.resources import (
     ClusterStore,
     OrganizationStore,
@@ -108,13 +110,14 @@ def connect(config):
 class Store:
     """The resource collections, and the API tokens, over one database."""
 
-    def __init__(self, db, events_retention_days=30):
+    def __init__(self, db, quota_defaults=None, scan_retention=(365, 1000),
+                 events_retention_days=30):
         self.db = db
         self.tokens = TokenStore(db)
         self.organizations = OrganizationStore(db)
         self.platforms = PlatformStore(db)
         self.clusters = ClusterStore(db)
-        self.scans = ScanStore(db)
+        self.scans = ScanStore(db, *scan_retention)
         self.idempotency = IdempotencyStore(db)
         # parents and children, for references and cascading deletes
         self.organizations.children = self.platforms
@@ -130,6 +133,11 @@ class Store:
         self.events.sources = list(self.listed())
         for resource in self.listed():
             resource.events = self.events
+        quotas = Quotas(self.organizations.collection, quota_defaults or DEFAULT_QUOTAS)
+        for counted in (self.platforms, self.clusters, self.tokens):
+            counted.quotas = quotas
+            quotas.children[counted.quota_kind] = counted.collection
+        self.organizations.quotas = quotas
 
     def create_indexes(self, unless_known=False):
         """Every index the queries need, and the order keys they index. With
@@ -142,6 +150,8 @@ class Store:
                 self.db[name].create_index(keys, **options)
         for keys, options in self.events.indexes():
             self.events.collection.create_index(keys, **options)
+        self._create_ttl_index(self.scans.collection, self.scans.TIME_FIELD,
+                               self.scans.retention_days * 24 * 3600)
         for resource in self.listed():
             for keys in resource.order_indexes():
                 resource.collection.create_index(keys)
@@ -158,6 +168,15 @@ class Store:
         if unless_known:
             self.db.settings.update_one({"_id": "order-keys"}, {"$set": {"value": declared}},
                                         upsert=True)
+
+    def _create_ttl_index(self, collection, field, seconds):
+        """A TTL index, or its new age when it exists with another
+        (SCAN_RETENTION_DAYS changed): MongoDB changes it in place (collMod)."""
+        try:
+            collection.create_index([(field, ASCENDING)], expireAfterSeconds=seconds)
+        except pymongo.errors.OperationFailure:
+            self.db.command("collMod", collection.name, index={
+                "keyPattern": {field: 1}, "expireAfterSeconds": seconds})
 
     def listed(self):
         return (self.organizations, self.platforms, self.clusters, self.scans, self.tokens)
@@ -186,7 +205,9 @@ def create_indexes_command():
 
 
 def init_app(app, config):
-    store = Store(connect(config), config.EVENTS_RETENTION_DAYS)
+    store = Store(connect(config), config.quota_defaults,
+                  (config.SCAN_RETENTION_DAYS, config.SCAN_RETENTION_COUNT),
+                  config.EVENTS_RETENTION_DAYS)
     store.events.shared = not config.embedded  # other workers and instances write it too
     app.extensions["inventory.store"] = store
     if config.ANNOUNCE:  # serving: publish the events of writers that died

@@ -143,6 +143,7 @@ class ResourceStore:
 
     events = None  # the change feed (inventory.store.events.EventStore), set by Store
     event_kind = None  # the record's name in event types (`kubecluster.created`)
+    removal_events = True  # whether removing a record is an event (a scan's is not)
 
     def subject(self, doc, parent=None):
         """The path of the record in `doc`, as the API addresses it."""
@@ -348,17 +349,49 @@ class ResourceStore:
         try:
             self.collection.insert_one(doc)
         except DuplicateKeyError:
-            raise KeyInUse(f"A {self.kind} {doc['_id']!r} exists already.") from None
+            # says nothing of whose it is: names are unique in the whole
+            # deployment, so the answer must not tell one tenant of another's
+            raise KeyInUse(f"The {self.kind} name {doc['_id']!r} is not available; "
+                           "choose another.") from None
         if publish:
             self.publish(doc["_id"], doc.get(OUTBOX))
 
-    def insert_under(self, doc, parent_store, parent_doc, refused):
+    # -- quotas (inventory.store.quotas) ------------------------------------
+
+    quota_kind = None  # the quota of the owning organization a record counts against
+    quotas = None  # inventory.store.quotas.Quotas, set by Store
+
+    def reservation_id(self, doc):
+        """What tells this record from any other that takes its key."""
+        return doc["_id"]
+
+    def insert_under(self, doc, parent_store, parent_doc, refused, org_id=None):
         """Insert `doc`, then undo it if the parent read as `parent_doc` went
-        away meanwhile (the protocol above); its event is published only
-        once it stays."""
-        self.insert(doc, publish=False)
+        away meanwhile (the protocol above). With `org_id`, the record counts
+        against that organization's quota (inventory.store.quotas): reserved
+        before the insert, settled after it. Its event is published only once
+        it stays."""
+        counted = self.quota_kind is not None and org_id is not None
+        if counted and not self.quotas.reserve(org_id, self.quota_kind,
+                                               self.reservation_id(doc), self.identity(doc)):
+            raise refused
+        try:
+            self.insert(doc, publish=False)
+        except BaseException:
+            if counted:
+                self.quotas.release(org_id, self.quota_kind, self.reservation_id(doc))
+            raise
+        if counted and not self.quotas.settle(org_id, self.quota_kind, self.reservation_id(doc)):
+            # its place was given back: the organization was deleted, or this
+            # request outlived its reservation's lease
+            self.collection.delete_one(self.identity(doc))
+            if not parent_store.still_live(parent_doc):
+                raise refused
+            raise Contended(f"Creating the {self.kind} took too long; retry.")
         if not parent_store.still_live(parent_doc):
-            self.collection.delete_one({"_id": doc["_id"]})
+            deleted = self.collection.delete_one(self.identity(doc)).deleted_count
+            if counted:
+                self.quotas.freed(org_id, self.quota_kind, deleted)
             raise refused
         self.publish(doc["_id"], doc.get(OUTBOX))
 
@@ -485,14 +518,33 @@ class ResourceStore:
                            "delete them first or pass force=true.")
 
     def delete_where(self, query):
-        """Delete the matching records and everything below them."""
+        """Delete the matching records and everything below them: the
+        children first, then each record's `deleted` event, then the records;
+        what they counted against their organizations' quotas is freed."""
         self.mark_deleting(query)
+        announced = self.events is not None and self.removal_events
+        if self.children is None and self.quota_kind is None and not announced:
+            self.collection.delete_many({**query, DELETING: True})
+            return
+        docs = list(self.collection.find(query, {"_id": 1, "id": 1, "organization": 1}))
         if self.children is not None:
-            self.delete_children(list(self.collection.find(query, {"_id": 1, "id": 1})))
-        if self.events is not None:
+            self.delete_children(docs)
+        if announced:
             for doc in self.collection.find({**query, DELETING: True}):
                 self._record_removal(doc)
-        self.collection.delete_many({**query, DELETING: True})
+        if self.quota_kind is None:
+            self.collection.delete_many({**query, DELETING: True})
+            return
+        by_org = {}
+        for doc in docs:
+            by_org.setdefault(doc.get("organization"), []).append(doc["_id"])
+        for org_id, keys in by_org.items():
+            # what this delete removed, not what it found: two deleters of
+            # one record free it once
+            deleted = self.collection.delete_many(
+                {"_id": keys[0] if len(keys) == 1 else {"$in": keys}, DELETING: True})
+            if org_id is not None:
+                self.quotas.freed(org_id, self.quota_kind, deleted.deleted_count)
 
     def _record_removal(self, doc):
         """Write the `deleted` event of a marked record whose children are

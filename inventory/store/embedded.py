@@ -36,18 +36,22 @@ returns (inventory/store/journal.py): the writes below hold the lock through
 """
 import bisect
 import collections
+import heapq
 import operator
 import threading
+from datetime import datetime, timezone
 
 import mongomock_ng
+from mongomock_ng import helpers
 from mongomock_ng.filtering import filter_applies
 from pymongo import ReturnDocument
-from pymongo.results import DeleteResult, UpdateResult
+from pymongo.errors import DuplicateKeyError
+from pymongo.results import DeleteResult, InsertOneResult, UpdateResult
 
 _LOCK = threading.RLock()
 _READS = frozenset({"count_documents", "estimated_document_count", "index_information",
                     "list_indexes", "distinct", "name", "full_name", "database"})
-_KEYED_UPDATES = frozenset({"$set", "$unset"})
+_KEYED_UPDATES = frozenset({"$set", "$unset", "$inc"})
 _CONTAINERS = (dict, list)
 _ABSENT = object()
 
@@ -290,6 +294,10 @@ def _updated(document, update):
             else:
                 if update_operator == "$set":
                     node[last] = _copy(value)
+                elif update_operator == "$inc":
+                    if type(value) is not int or type(node.get(last, 0)) is not int:
+                        return None  # mongomock knows the other numbers' rules
+                    node[last] = node.get(last, 0) + value
                 else:
                     node.pop(last, None)
     return document
@@ -330,6 +338,13 @@ def _value_at(document, parts):
     return document
 
 
+def _naive(value):
+    """A stored time as naive UTC, or None when it is not a time."""
+    if not isinstance(value, datetime):
+        return None
+    return value if value.tzinfo is None else value.astimezone(timezone.utc).replace(tzinfo=None)
+
+
 class LockedCollection:
     """A mongomock collection whose every operation holds the lock."""
 
@@ -343,12 +358,19 @@ class LockedCollection:
         self._keys = None
         self._sorted = {}
         self._by_field = {}
+        # TTL indexes, taken over from mongomock (which sweeps every document
+        # on each access): (field, seconds), and a heap of (expiry time, _id)
+        # walked from the soonest: None until needed, rebuilt after writes
+        # made by mongomock
+        self._ttl = None
+        self._expiring = None
 
     def find(self, filter=None, projection=None, sort=None, limit=0, skip=0, **kwargs):
         """A list, read inside the lock. A page sorted by one field walks
         that field's values in order, forwards or backwards (skipping `skip`
         matches first, as a filtered page's window does)."""
         with _LOCK:
+            self._expire()
             if isinstance(sort, list) and len(sort) == 1 and sort[0][1] in (1, -1) \
                     and limit > 0 and not kwargs and _plain_inclusion(projection):
                 field, direction = sort[0]
@@ -356,6 +378,13 @@ class LockedCollection:
                 if entries is not None:
                     return self._walk(entries, field, direction == -1, filter or {},
                                       projection, limit, skip)
+            key = self._key_of(filter) if sort is None and not skip and not kwargs \
+                and _plain_inclusion(projection) else None
+            if key is not None:  # by `_id` or an indexed field, as find_one
+                documents, matches = self._documents(), _matcher(filter)
+                found = [_project(documents[candidate], projection) for candidate in key
+                         if candidate in documents and matches(documents[candidate])]
+                return found[:limit] if limit else found
             return list(self._collection.find(filter, projection, sort=sort, limit=limit,
                                               skip=skip, **kwargs))
 
@@ -363,6 +392,7 @@ class LockedCollection:
         """A read by `_id`, or by a field with an index, goes straight to the
         documents it can be; anything else to mongomock."""
         with _LOCK:
+            self._expire()
             key = self._key_of(filter) if _plain_inclusion(projection) else None
             if key is None:
                 return self._collection.find_one(filter, projection)
@@ -423,6 +453,7 @@ class LockedCollection:
 
     def _update(self, filter, update, kwargs, multi, name):
         with self._write_lock:
+            self._expire()
             changed = None if kwargs else self._keyed_update(filter, update, multi)
             if changed is None:
                 return getattr(self, f"_unkeyed_{name}")(filter, update, **kwargs)
@@ -433,6 +464,7 @@ class LockedCollection:
     def find_one_and_update(self, filter, update, projection=None,
                             return_document=ReturnDocument.BEFORE, **kwargs):
         with self._write_lock:
+            self._expire()
             changed = None if kwargs or not _plain_inclusion(projection) \
                 else self._keyed_update(filter, update, multi=False)
             if changed is None:
@@ -445,22 +477,44 @@ class LockedCollection:
                             projection)
 
     def delete_one(self, filter, **kwargs):
+        return self._delete(filter, kwargs, multi=False)
+
+    def delete_many(self, filter, **kwargs):
+        return self._delete(filter, kwargs, multi=True)
+
+    def _delete(self, filter, kwargs, multi):
+        """A delete by `_id` (one, a list, or a string range: a cascade of a
+        cluster's scans) goes to its documents; anything else to mongomock."""
         with self._write_lock:
-            keys = None if kwargs else self._keys_by_id(filter)
+            self._expire()
+            keys = None if kwargs else self._keys_by_id(filter, ranges=True)
             if keys is None:
-                return self._unkeyed_delete_one(filter, **kwargs)
-            documents, matches = self._documents(), _matcher(filter)
+                name = "delete_many" if multi else "delete_one"
+                return getattr(self, f"_unkeyed_{name}")(filter, **kwargs)
+            documents, matches, deleted = self._documents(), _matcher(filter, walked="_id"), 0
             for key in keys:
                 if key in documents and matches(documents[key]):
                     self._forget(key, documents.pop(key))
-                    return DeleteResult({"n": 1, "ok": 1.0}, acknowledged=True)
-            return DeleteResult({"n": 0, "ok": 1.0}, acknowledged=True)
+                    deleted += 1
+                    if not multi:
+                        break
+            return DeleteResult({"n": deleted, "ok": 1.0}, acknowledged=True)
 
     def insert_one(self, document, **kwargs):
-        """mongomock's insert (it checks unique indexes), then the key order
-        and lookups gain the new key rather than being rebuilt."""
+        """An insert whose unique keys can be checked by key (a string `_id`,
+        and a string value for each single-field unique index) is checked
+        and stored here; any other goes to mongomock, which checks every
+        unique index against every document. Either way the key order and
+        lookups gain the new key rather than being rebuilt."""
         with self._write_lock:
-            result = self._collection.insert_one(document, **kwargs)
+            self._expire()
+            key = document.get("_id")
+            if kwargs or not isinstance(key, str) or not self._unique_by_key(document):
+                result = self._collection.insert_one(document, **kwargs)
+            else:
+                self._documents()[key] = helpers.patch_datetime_awareness_in_document(
+                    _copy(document))
+                result = InsertOneResult(key, acknowledged=True)
             key = result.inserted_id
             if self._keys is not None:
                 if isinstance(key, str):
@@ -472,13 +526,92 @@ class LockedCollection:
                     lookup.setdefault(document[field], []).append(key)
             for field in list(self._sorted):
                 self._resort(field, key, None, document.get(field))
+            if self._expiring is not None:
+                self._will_expire(self._documents()[key])
             return result
 
-    def _keys_by_id(self, query):
-        """[the `_id`] of a query by one string `_id`, else None."""
-        if isinstance(query, dict) and isinstance(query.get("_id"), str):
-            return [query["_id"]]
-        return None
+    def _unique_by_key(self, document):
+        """Check `document`'s unique keys by lookup: DuplicateKeyError if one
+        is taken; False when they cannot be checked that way."""
+        documents = self._documents()
+        if document["_id"] in documents:
+            raise DuplicateKeyError("E11000 duplicate key error: _id", 11000)
+        for info in self._collection.index_information().values():
+            if not info.get("unique"):
+                continue
+            if len(info["key"]) != 1 or info.get("sparse") or info.get("partialFilterExpression"):
+                return False
+            field = info["key"][0][0]
+            lookup = self._index_lookup(field)
+            if lookup is None or not isinstance(document.get(field), str):
+                return False
+            if any(key in documents for key in lookup.get(document[field], ())):
+                raise DuplicateKeyError(f"E11000 duplicate key error: {field}", 11000)
+        return True
+
+    # -- expiry (TTL indexes) --------------------------------------------------
+
+    def create_index(self, keys, **kwargs):
+        with _LOCK:
+            name = self._locked("create_index")(keys, **kwargs)
+            self._take_over_expiry()
+            return name
+
+    def _take_over_expiry(self):
+        """Move mongomock's TTL indexes here (the index stays listed)."""
+        store = self._collection._store
+        for index in list(store._ttl_indexes.values()):
+            if len(index["key"]) == 1:
+                self._ttl = (index["key"][0][0], int(index["expireAfterSeconds"]))
+                self._expiring = None
+        store._ttl_indexes.clear()
+
+    def _expire(self):
+        """Delete the documents whose time has come, walking the heap from
+        the soonest: a cost of the expired ones, not of all stored."""
+        if self._ttl is None:
+            return
+        if self._expiring is None:
+            self._expiring = []
+            for document in self._documents().values():
+                self._will_expire(document)
+            heapq.heapify(self._expiring)
+        field, seconds = self._ttl
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        documents = self._documents()
+        while self._expiring and (now - self._expiring[0][0]).total_seconds() >= seconds:
+            moment, key = heapq.heappop(self._expiring)
+            document = documents.get(key)
+            if document is not None and _naive(document.get(field)) == moment:
+                self._forget(key, documents.pop(key))
+
+    def _will_expire(self, document):
+        moment = _naive(document.get(self._ttl[0]))
+        if moment is not None:
+            heapq.heappush(self._expiring, (moment, document["_id"]))
+
+    def _keys_by_id(self, query, ranges=False):
+        """[the `_id`] of a query by one string `_id`, else None; with
+        `ranges`, also the `_id`s of `{"$in": [strings]}` and of a string
+        range bounded on both sides, in order."""
+        if not isinstance(query, dict):
+            return None
+        condition = query.get("_id")
+        if isinstance(condition, str):
+            return [condition]
+        if not ranges or not isinstance(condition, dict):
+            return None
+        if condition.keys() == {"$in"} and isinstance(condition["$in"], list) \
+                and all(isinstance(key, str) for key in condition["$in"]):
+            return list(dict.fromkeys(condition["$in"]))
+        lower, lower_inclusive, upper, upper_inclusive = _bounds(query)
+        if lower is None or upper is None or not _walked_bounds(condition) \
+                or self._ordered_keys() is None:
+            return None
+        keys = self._keys
+        start = (bisect.bisect_left if lower_inclusive else bisect.bisect_right)(keys, lower)
+        stop = (bisect.bisect_right if upper_inclusive else bisect.bisect_left)(keys, upper)
+        return keys[start:stop]
 
     def _keyed_update(self, filter, update, multi):
         """[(before, after), ...] of the documents a `$set`/`$unset` by `_id`
@@ -506,6 +639,8 @@ class LockedCollection:
         for before, after in changed:
             for field in fields & set(self._sorted):
                 self._resort(field, before["_id"], before.get(field), after.get(field))
+            if self._expiring is not None and self._ttl[0] in fields:
+                self._will_expire(after)  # its old entry no longer matches it
         return changed
 
     def _unique_fields(self):
@@ -517,7 +652,13 @@ class LockedCollection:
             index = bisect.bisect_left(self._keys, key)
             if index < len(self._keys) and self._keys[index] == key:
                 del self._keys[index]
-        self._by_field = {}
+        for field, lookup in self._by_field.items():
+            if lookup is not None and isinstance(document.get(field), str):
+                holders = lookup.get(document[field], [])
+                if key in holders:
+                    holders.remove(key)
+                if not holders:
+                    lookup.pop(document[field], None)
         for field in list(self._sorted):
             self._resort(field, key, document.get(field), None)
 
@@ -548,9 +689,8 @@ class LockedCollection:
     def _documents(self):
         """mongomock's own dict of documents by `_id`. Read directly: this
         class's lock already excludes writers, and mongomock's per-access
-        reader lock would cost more than the read. (Its TTL expiry, which runs
-        on access, is skipped here: the one TTL collection, idempotency keys,
-        checks their age itself.)"""
+        reader lock would cost more than the read. (Its TTL sweep, which runs
+        on every access over every document, is replaced here by `_expire`.)"""
         return self._collection._store._documents
 
     def _key_of(self, query):
@@ -645,8 +785,10 @@ class LockedCollection:
 
         def locked(*args, **kwargs):
             with _LOCK if name in _READS else self._write_lock:
+                self._expire()
                 if name not in _READS:  # a write may add, remove or change keys
                     self._keys, self._sorted, self._by_field = None, {}, {}
+                    self._expiring = None
                 return attribute(*args, **kwargs)
         return locked
 

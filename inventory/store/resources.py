@@ -2,6 +2,7 @@
 import heapq
 import secrets
 import time
+from datetime import datetime, timezone
 
 from inventory import ordering
 from inventory.errors import (
@@ -44,6 +45,11 @@ class OrganizationStore(ResourceStore):
     orderings = ordering.ORGANIZATIONS
     tokens = None  # the token collection, set by Store
 
+    def to_api(self, doc):
+        record = super().to_api(doc)
+        record["quotas"] = self.quotas.effective(doc)
+        return record
+
     def create(self, body, principal, scope=None):
         if scope is not None:
             raise NotAllowed("A token scoped to one organization cannot create organizations.")
@@ -53,6 +59,11 @@ class OrganizationStore(ResourceStore):
 
     def owner(self, doc, parent=None):
         return doc["_id"]
+
+    def update(self, key, changes, principal, scope=None, revisions=None):
+        if "quotas" in changes and scope is not None:
+            raise NotAllowed("Only an admin not scoped to an organization may change its quotas.")
+        return super().update(key, changes, principal, scope, revisions)
 
     def live_parent(self, org, scope=None):
         """The stored organization a new record will belong to, or a 422 at
@@ -77,6 +88,7 @@ class PlatformStore(ResourceStore):
     key_field = "name"
     child_field = "platform"
     scope_field = "organization"
+    quota_kind = "platforms"
     immutable_fields = ("name", "organization")
     filter_fields = {"name": "string", "organization": "string", "title": "string",
                      "description": "string", "control_plane.provider": "string",
@@ -90,7 +102,8 @@ class PlatformStore(ResourceStore):
         doc = {"_id": body["name"], "_uid": secrets.token_hex(8),
                **{k: v for k, v in body.items() if k != "name"}, **self.audit_new(principal)}
         self.insert_under(doc, self.organizations, org, InvalidReference(
-            "organization", "The organization was deleted meanwhile.", org["_id"]))
+            "organization", "The organization was deleted meanwhile.", org["_id"]),
+            org_id=org["_id"])
         return self.to_api(doc)
 
     def identity(self, doc):
@@ -107,6 +120,9 @@ class PlatformStore(ResourceStore):
             raise ImmutableField("control_plane.provider", self.kind, provider)
         return super().update(key, changes, principal, scope, revisions)
 
+    def reservation_id(self, doc):
+        return doc["_uid"]
+
 
 class ClusterStore(ResourceStore):
     collection_name = "clusters"
@@ -115,6 +131,7 @@ class ClusterStore(ResourceStore):
     computed_fields = ("support",)  # from the version and distribution, for today
     key_field = "name"
     scope_field = "organization"
+    quota_kind = "clusters"
     immutable_fields = ("name", "platform")
     filter_fields = {"name": "string", "id": "string", "platform": "string",
                      "organization": "string", "environment": "string",
@@ -181,13 +198,17 @@ class ClusterStore(ResourceStore):
                **self.distribution_fields(platform)}
         self.check_merged(doc)
         self.insert_under(doc, self.platforms, platform, InvalidReference(
-            "platform", "The platform was deleted meanwhile.", platform_name))
+            "platform", "The platform was deleted meanwhile.", platform_name),
+            org_id=platform["organization"])
         return self.to_api(doc)
 
     def identity(self, doc):
         # the `k8scl_` id is made anew for every cluster, even one reusing a
         # name; with the name, the write goes straight to the record by `_id`
         return {"_id": doc["_id"], "id": doc["id"]}
+
+    def reservation_id(self, doc):
+        return doc["id"]
 
     def check_merged(self, doc):
         super().check_merged(doc)
@@ -302,15 +323,30 @@ _GROUP_ORDERS = {
 
 class ScanStore(ResourceStore):
     """Scans, keyed `{cluster id}/{scanned_on, 12 digits}/{scan id}` so that a
-    range on `_id` walks one cluster's scans in `scanned_on` order."""
+    range on `_id` walks one cluster's scans in `scanned_on` order.
+
+    Retention: a TTL index on `_recorded_at` (when the scan was recorded,
+    not its `scanned_on`, so a backfilled old scan is kept like a new one)
+    drops scans `retention_days` after they were recorded (MongoDB's monitor
+    runs once a minute; the embedded store on access), and each new scan
+    trims its cluster to
+    its `retention_count` newest: one walk of its keys from the newest to
+    the count's, then one range delete of what lies beyond."""
+
+    TIME_FIELD = "_recorded_at"
 
     collection_name = "scans"
     kind = "scan"
     event_kind = "kubeclusterscan"
+    removal_events = False  # scans go with their cluster, or by retention, silently
     key_field = "_key"  # scans are never addressed by key; to_api drops it
     filter_fields = {"id": "string", "cluster": "string", "scanned_on": "integer"}
     orderings = ordering.SCANS
     clusters = None  # the parent collection, set by Store
+
+    def __init__(self, db, retention_days=365, retention_count=1000):
+        super().__init__(db)
+        self.retention_days, self.retention_count = retention_days, retention_count
 
     def order_field(self, ordering):
         return "_id"  # a cluster's keys are in `scanned_on` order already
@@ -346,13 +382,15 @@ class ScanStore(ResourceStore):
         scanned_on = int(time.time()) if scanned_on is None else scanned_on
         scan_id = new_id("k8scs")
         doc = {"_id": self.key(cluster["id"], scanned_on, scan_id), "id": scan_id,
-               "cluster": cluster["id"], "scanned_on": scanned_on}
+               "cluster": cluster["id"], "scanned_on": scanned_on,
+               self.TIME_FIELD: datetime.now(timezone.utc).replace(tzinfo=None)}
         self.insert(doc, publish=False, parent=cluster)
         # The cluster's update doubles as the check that it still exists.
         if not self.clusters.record_scan_time(cluster, scanned_on):
             self.collection.delete_one({"_id": doc["_id"]})
             raise NotFound(f"No cluster {cluster_key!r}.")
         self.publish(doc["_id"], doc.get(OUTBOX))
+        self.trim(cluster["id"])
         return self.to_api(doc)
 
     def subject(self, doc, parent=None):
@@ -360,6 +398,15 @@ class ScanStore(ResourceStore):
 
     def owner(self, doc, parent=None):
         return parent.get("organization")
+
+    def trim(self, cluster_id):
+        """Keep the cluster's `retention_count` newest scans."""
+        lower, upper = self.key_range(cluster_id)
+        beyond = list(self.collection.find({"_id": {"$gt": lower, "$lt": upper}}, {"_id": 1},
+                                           sort=[("_id", -1)], skip=self.retention_count,
+                                           limit=1))
+        if beyond:
+            self.collection.delete_many({"_id": {"$gt": lower, "$lte": beyond[0]["_id"]}})
 
     def delete_of_cluster(self, cluster_id):
         lower, upper = self.key_range(cluster_id)

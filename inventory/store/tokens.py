@@ -28,6 +28,7 @@ class TokenStore(ResourceStore):
     event_kind, path = "token", "tokens"
     key_field = "id"
     scope_field = "organization"
+    quota_kind = "tokens"
     filter_fields = {"id": "string", "name": "string", "role": "string",
                      "organization": "string", "created_on": "timestamp",
                      "last_used_on": "timestamp"}
@@ -62,7 +63,7 @@ class TokenStore(ResourceStore):
         else:
             parent = self.organizations.live_parent(org)
             self.insert_under(doc, self.organizations, parent, InvalidReference(
-                "organization", "The organization was deleted meanwhile.", org))
+                "organization", "The organization was deleted meanwhile.", org), org_id=org)
         return self.to_api(doc), secret
 
     def authenticate(self, secret):

@@ -1,0 +1,120 @@
+"""Quotas per organization: how many platforms, clusters and tokens it may hold.
+
+Counting without transactions
+-----------------------------
+Each organization document counts what it holds (`_used.<kind>`), and its
+quota is `quotas.<kind>` (absent: the deployment's default). Creates and
+deletes keep the count with atomic single-document writes only:
+
+* A create first *reserves*: one update of the organization that adds one
+  to the count only while the count is below the quota (`$expr`), and
+  records the reservation (`_reserving.<kind>.<child id>`: when, and the
+  query that finds the child). Of N parallel creates for M free places,
+  exactly M such updates match, whatever the interleaving: the quota is
+  never overshot.
+* Then the child is inserted. If the insert fails (its key is taken), the
+  create *releases*: removes the reservation and subtracts one, in one
+  update matched on the reservation, so nothing is subtracted twice.
+* Once inserted, the reservation is *settled* (removed, the count stays).
+  From then on the child is counted like any other: whoever deletes it (a
+  delete, a cascade, the create itself undoing because its parent went
+  away) subtracts it, by what its `delete` actually removed, so two deleters
+  of one record subtract it once.
+
+Crashes. A process that dies between reserving and settling leaves a
+reservation, and the count one too high (the safe way: a create may be
+refused early, never let through late). When a create finds the quota
+full, reservations older than LEASE (longer than any request lives: the
+serving model cuts a request after 30 s) are *healed*: one whose child was
+never inserted is released (one less); one whose child exists is left,
+since it is counted rightly, and goes when the child is deleted. A creator
+that outlived its lease finds its reservation gone when it settles: it
+deletes what it inserted and fails (409, retry), so nothing is kept that
+was not counted. A crash between a delete and its subtraction leaves the
+count one too high, again the safe way.
+"""
+from datetime import datetime, timedelta, timezone
+
+from inventory.errors import QuotaExceeded
+
+KINDS = ("platforms", "clusters", "tokens")
+LEASE = timedelta(seconds=60)
+USED, RESERVING = "_used", "_reserving"
+
+
+def _now():
+    """Naive UTC, as pymongo reads it, to the millisecond, as BSON keeps it
+    (so that a reservation read back matches itself)."""
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+class Quotas:
+    """The counts and reservations kept on organization documents."""
+
+    def __init__(self, organizations, defaults):
+        self.organizations = organizations  # the organizations' collection
+        self.defaults = defaults  # {kind: quota of an organization that sets none}
+        self.children = {}  # {kind: the collection of its records}, set by Store
+
+    def limit(self, doc, kind):
+        return (doc.get("quotas") or {}).get(kind, self.defaults[kind])
+
+    def effective(self, doc):
+        """{kind: quota} of an organization document."""
+        return {kind: self.limit(doc, kind) for kind in KINDS}
+
+    def _below_quota(self, kind):
+        return {"$expr": {"$lt": [{"$ifNull": [f"${USED}.{kind}", 0]},
+                                  {"$ifNull": [f"$quotas.{kind}", self.defaults[kind]]}]}}
+
+    def reserve(self, org_id, kind, child_id, identity):
+        """Count one more `kind` for the organization, reserved for the child
+        `child_id` (found by `identity`); QuotaExceeded when it is full;
+        False when the organization is gone or being deleted."""
+        for attempt in range(2):
+            reserved = self.organizations.update_one(
+                {"_id": org_id, "_deleting": {"$exists": False}, **self._below_quota(kind)},
+                {"$inc": {f"{USED}.{kind}": 1},
+                 "$set": {f"{RESERVING}.{kind}.{child_id}": {"at": _now(), "identity": identity}}})
+            if reserved.matched_count:
+                return True
+            doc = self.organizations.find_one({"_id": org_id})
+            if doc is None or doc.get("_deleting"):
+                return False
+            if attempt == 0 and self.heal(doc, kind):
+                continue
+            raise QuotaExceeded(kind, (doc.get(USED) or {}).get(kind, 0), self.limit(doc, kind))
+
+    def settle(self, org_id, kind, child_id):
+        """The reserved child is inserted: it is counted from now on. False
+        when the reservation is gone (healed: this request outlived its lease)."""
+        return self.organizations.update_one(
+            {"_id": org_id, f"{RESERVING}.{kind}.{child_id}": {"$exists": True}},
+            {"$unset": {f"{RESERVING}.{kind}.{child_id}": ""}}).matched_count == 1
+
+    def release(self, org_id, kind, child_id):
+        """The reserved child was not inserted: count one less (once)."""
+        self.organizations.update_one(
+            {"_id": org_id, f"{RESERVING}.{kind}.{child_id}": {"$exists": True}},
+            {"$unset": {f"{RESERVING}.{kind}.{child_id}": ""}, "$inc": {f"{USED}.{kind}": -1}})
+
+    def freed(self, org_id, kind, count):
+        """`count` records of `kind` were deleted."""
+        if count:
+            self.organizations.update_one({"_id": org_id}, {"$inc": {f"{USED}.{kind}": -count}})
+
+    def heal(self, doc, kind):
+        """Release the reservations older than LEASE whose child was never
+        inserted; whether any was."""
+        stale = _now() - LEASE
+        healed = False
+        for child_id, reservation in ((doc.get(RESERVING) or {}).get(kind) or {}).items():
+            if reservation["at"] < stale and \
+                    self.children[kind].find_one(reservation["identity"], {"_id": 1}) is None:
+                before = self.organizations.update_one(
+                    {"_id": doc["_id"], f"{RESERVING}.{kind}.{child_id}.at": reservation["at"]},
+                    {"$unset": {f"{RESERVING}.{kind}.{child_id}": ""},
+                     "$inc": {f"{USED}.{kind}": -1}})
+                healed = healed or before.matched_count == 1
+        return healed

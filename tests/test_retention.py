@@ -1,0 +1,66 @@
+"""Scan retention (time and count per cluster) and key expiry by TTL."""
+from datetime import timedelta
+
+import pytest
+
+from inventory.store.idempotency import _now
+from tests.conftest import REAL_MONGO, make_config
+
+
+@pytest.fixture
+def config():
+    return make_config(SCAN_RETENTION_COUNT=5, SCAN_RETENTION_DAYS=30)
+
+
+def scans_of(client, cluster):
+    return [s["scanned_on"] for s in
+            client.get(f"/kubeclusters/{cluster}/scans?limit=100").get_json()["results"]]
+
+
+def test_a_cluster_keeps_its_newest_scans_up_to_the_count(client, inventory):
+    cluster = inventory.cluster()["name"]
+    for scanned_on in range(1000, 1008):
+        inventory.scan(cluster, scanned_on)
+    assert scans_of(client, cluster) == [1003, 1004, 1005, 1006, 1007]
+    inventory.scan(cluster, 10)  # older than every scan kept: recorded, then trimmed
+    assert scans_of(client, cluster) == [1003, 1004, 1005, 1006, 1007]
+    assert client.get(f"/kubeclusters/{cluster}").get_json()["last_scanned_on"] == 1007
+
+
+def test_other_clusters_scans_are_untouched(client, inventory):
+    first, second = inventory.cluster()["name"], inventory.cluster()["name"]
+    for scanned_on in range(3):
+        inventory.scan(second, scanned_on)
+    for scanned_on in range(10):
+        inventory.scan(first, scanned_on)
+    assert scans_of(client, second) == [0, 1, 2]
+
+
+def test_scans_expire_by_a_ttl_index_after_the_retention_time(client, inventory, store):
+    indexes = store.scans.collection.index_information()
+    assert {"key": [("_recorded_at", 1)], "expireAfterSeconds": 30 * 24 * 3600}.items() <= \
+        next(info for info in indexes.values() if info["key"] == [("_recorded_at", 1)]).items()
+    cluster = inventory.cluster()
+    for scanned_on in (100, 200):
+        inventory.scan(cluster["name"], scanned_on)
+    if REAL_MONGO:
+        return  # MongoDB's TTL monitor runs once a minute: the index is what is checked
+    old = store.scans.collection.find_one({"scanned_on": 200})
+    store.scans.collection.update_one({"_id": old["_id"]}, {"$set": {
+        "_recorded_at": _now() - timedelta(days=31)}})
+    assert scans_of(client, cluster["name"]) == [100]
+    # the cluster's last scan time is its own: expiry does not lower it
+    assert client.get(f"/kubeclusters/{cluster['name']}").get_json()["last_scanned_on"] == 200
+
+
+def test_idempotency_keys_expire_on_the_embedded_store_without_a_sweep(client, store):
+    if REAL_MONGO:
+        pytest.skip("the embedded store's expiry")
+    for n in range(3):
+        client.post("/organizations", json={"title": "Acme"}, headers={"Idempotency-Key": f"k{n}"})
+    collection = store.idempotency.collection
+    collection.update_one({"_id": "env:INVENTORY_ADMIN_TOKEN:k1"},
+                          {"$set": {"created_at": _now() - timedelta(hours=25)}})
+    assert collection.find_one({"_id": "env:INVENTORY_ADMIN_TOKEN:k1"}) is None
+    assert collection.find_one({"_id": "env:INVENTORY_ADMIN_TOKEN:k0"}) is not None
+    assert collection._collection._store._ttl_indexes == {}
