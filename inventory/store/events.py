@@ -195,9 +195,15 @@ class EventStore:
             return slot
 
     def _take_slot(self):
+        # without upsert once the counter exists: a plain write by `_id`,
+        # which the embedded store makes straight to the document
         counter = self.counters.find_one_and_update(
-            {"_id": "event-slots"}, {"$inc": {"value": 1}}, upsert=True,
+            {"_id": "event-slots"}, {"$inc": {"value": 1}},
             return_document=ReturnDocument.AFTER)
+        if counter is None:
+            counter = self.counters.find_one_and_update(
+                {"_id": "event-slots"}, {"$inc": {"value": 1}}, upsert=True,
+                return_document=ReturnDocument.AFTER)
         return slot_id(counter["value"])
 
     def _tombstone(self, slot):
