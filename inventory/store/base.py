@@ -426,16 +426,16 @@ class ResourceStore:
                 return self.to_api(current)
             merged = _merged(current, sets, unsets)
             self.check_merged(merged)
+            # a write that changes no field is still made (a new revision: an
+            # If-Match race has one winner), but is no event
             changes = changes_between(self.to_api(current), self.to_api(merged),
                                       self.computed_fields)
-            if changes is None:
-                return self.to_api(current)  # a write that changes nothing is not made
             written = {**sets, "last_modified_by": principal, "last_modified_on": now_rfc3339(),
                        REVISION: new_revision()}
             # the order keys of the record as written, from the very revision read
             after = _merged(current, written, unsets)
             written.update(self.order_fields(after))
-            if self.events is not None:
+            if self.events is not None and changes is not None:
                 outboxed = self.with_event(
                     {**after, **self.order_fields(after)}, "updated",
                     f"{self.event_kind}:{current['_id']}:{written[REVISION]}", changes)
