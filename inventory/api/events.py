@@ -1,5 +1,6 @@
 """/events: the change feed and audit history, read as pages, by waiting, or
 as a stream of Server-Sent Events."""
+import random
 import threading
 import time
 
@@ -152,14 +153,21 @@ class _EventStream:
     @staticmethod
     def _generate(feed, after, tree, scope):
         ends = time.monotonic() + STREAM_SECONDS
+        # each stream's comments at its own moment within the interval, so
+        # that hundreds opened together do not all wake at once
+        keepalive = STREAM_KEEPALIVE_SECONDS * random.uniform(0.8, 1.0)
         yield b"retry: 1000\n\n"
         while (remaining := ends - time.monotonic()) > 0:
             events, next_after, end = feed.page(after, STREAM_PAGE, tree, scope)
             for event in events:
                 yield (f"id: {event['id']}\nevent: {event['type']}\ndata: ".encode()
                        + orjson.dumps(event) + b"\n\n")
+            after = next_after or end
             if not events and next_after is not None:
                 time.sleep(GAP_PAUSE)  # held by a slot about to be filled or closed
-            elif not events and not feed.wait(end, min(STREAM_KEEPALIVE_SECONDS, remaining)):
-                yield b": keep-alive\n\n"
-            after = next_after or end
+            elif not events:
+                # nothing new: a comment each interval, and no read until a commit
+                while not feed.wait(end, min(keepalive, remaining)):
+                    yield b": keep-alive\n\n"
+                    if (remaining := ends - time.monotonic()) <= 0:
+                        return
