@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from inventory import filtering
 from inventory.errors import BadFilter
-from inventory.store.query import EMITTED_OPERATORS
+from inventory.store.query import DISTRIBUTION_FIELD, EMITTED_OPERATORS, VERSION_KEY_FIELD
 from inventory.store.resources import ClusterStore
 from inventory.versions import version_key
 from tests.conftest import assert_problem, walk
@@ -196,7 +196,8 @@ def assert_safe(query):
         if isinstance(node, dict):
             for key, value in node.items():
                 assert key.startswith("$") or key.split(".")[0] in {
-                    "_id", "_version_key", *ClusterStore.filter_fields}, key
+                    "_id", DISTRIBUTION_FIELD, VERSION_KEY_FIELD,
+                    *ClusterStore.filter_fields}, key
                 keys(value)
         elif isinstance(node, list):
             for item in node:
@@ -223,7 +224,8 @@ def test_random_text_is_a_422_or_a_safe_query(text):
 FIELDS = st.sampled_from(sorted(ClusterStore.filter_fields) + ["labels.team", "labels.$x", "nope"])
 VALUES = st.one_of(st.text(max_size=12).map(lambda s: json.dumps(s)), st.integers().map(str),
                    st.sampled_from(["true", "false", '"1.30"', '"v1.2.3-x"', '"a*"',
-                                    '"2026-11-01T00:00:00Z"', '{"$gt": ""}']))
+                                    '"2026-11-01T00:00:00Z"', '{"$gt": ""}',
+                                    '"supported"', '"e*"']))
 COMPARISONS = st.builds(lambda f, o, v: f"{f}{o}{v}", FIELDS,
                         st.sampled_from(["=", "!=", "<", "<=", ">", ">=", ":"]), VALUES)
 TREES = st.recursive(COMPARISONS, lambda inner: st.one_of(

@@ -7,7 +7,7 @@ import json
 import os
 import pathlib
 import resource
-import select
+import selectors
 import socket
 import subprocess
 import sys
@@ -119,7 +119,7 @@ class Attack:
 
     def __init__(self, port, kind, count):
         self.port, self.kind, self.count = port, kind, count
-        self.reopened, self.answers, self.refused = 0, [], 0
+        self.reopened, self.answers, self.refused, self.failure = 0, [], 0, None
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -148,12 +148,21 @@ class Attack:
         return sock
 
     def _run(self):
-        sockets = [sock for sock in (self._open() for _ in range(self.count)) if sock]
+        try:
+            self._drive()
+        except BaseException as error:  # finish() raises it: a dead attacker attacks nothing
+            self.failure = error
+
+    def _drive(self):
+        # a selector, not select(): the 1,000 idle sockets have descriptors past FD_SETSIZE
+        watching = selectors.DefaultSelector()
+        for sock in filter(None, (self._open() for _ in range(self.count))):
+            watching.register(sock, selectors.EVENT_READ)
         pause, sent_at, line = self.PAUSE[self.kind], time.monotonic(), 0
         while not self.stop.is_set():
             if self.kind != "slow_reader":  # a slow reader never reads
-                readable, _, _ = select.select(sockets, [], [], 0.2)
-                for sock in readable:
+                for key, _ in watching.select(0.2):
+                    sock = key.fileobj
                     try:
                         data = sock.recv(65536)
                     except OSError:
@@ -162,26 +171,29 @@ class Attack:
                         self.answers.append(data)
                     if not data or data.startswith(b"HTTP/1.1 "):  # closed, or answered
                         self.refused += data.startswith(b"HTTP/1.1 503")
+                        watching.unregister(sock)
                         sock.close()
-                        sockets.remove(sock)
                         replacement = self._open()
                         if replacement:
-                            sockets.append(replacement)
+                            watching.register(replacement, selectors.EVENT_READ)
                             self.reopened += 1
             else:
                 time.sleep(0.2)
             if pause and time.monotonic() - sent_at >= pause:
                 sent_at, line = time.monotonic(), line + 1
                 piece = f"X-Slow-{line}: {line}\r\n".encode() if self.kind == "slow_head" else b" "
-                for sock in sockets:
+                for key in list(watching.get_map().values()):
                     with contextlib.suppress(OSError):
-                        sock.send(piece)
-        for sock in sockets:
-            sock.close()
+                        key.fileobj.send(piece)
+        for key in list(watching.get_map().values()):
+            key.fileobj.close()
+        watching.close()
 
     def finish(self):
         self.stop.set()
         self.thread.join()
+        if self.failure:
+            raise self.failure
 
 
 def _probe_under(served, attack, seconds, org):
