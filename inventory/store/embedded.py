@@ -33,12 +33,28 @@ mongomock's own (tests/test_embedded.py compares them through writes).
 Durability. With a data directory, every write is journaled before its call
 returns (inventory/store/journal.py): the writes below hold the lock through
 `_write_lock`, which commits to the journal as it is released.
+
+Long walks. A filtered page may have to test up to a window of records with
+mongomock's matcher (a third of a second for the costliest legal filter),
+and the worker's loop does not preempt: one such page would hold the lock,
+and the whole process, from its first record to its last. So a walk that
+has run for `_SLICE_SECONDS` lets others in: it releases the lock (when
+nothing above it holds it), queues behind any other long walk once it is one
+(past a page's worth of entries: one long walk advances at a time, so a
+short request meets at most one slice, and never queues behind them), yields
+(under gevent, until the loop has nothing else to do), takes the lock back
+and goes on after the last entry it examined, in the keys as they are now.
+That is what MongoDB does when a query yields: a record present and unchanged
+throughout the walk is seen exactly once; one written meanwhile may be seen
+as it was or as it is (once: the walk skips a key it has already returned).
 """
 import bisect
 import collections
 import heapq
 import operator
+import sys
 import threading
+import time
 from datetime import datetime, timezone
 
 import mongomock_ng
@@ -48,7 +64,52 @@ from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 from pymongo.results import DeleteResult, InsertOneResult, UpdateResult
 
-_LOCK = threading.RLock()
+
+class _StoreLock:
+    """The store's one lock (reentrant), knowing how deeply the current
+    thread holds it: a long walk lets go of it only where no caller above
+    relies on holding it."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._held = threading.local()  # greenlet-local under gevent
+
+    def acquire(self):
+        self._lock.acquire()
+        self._held.depth = getattr(self._held, "depth", 0) + 1
+
+    def release(self):
+        self._held.depth -= 1
+        self._lock.release()
+
+    def __enter__(self):
+        self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def held_once(self):
+        return getattr(self._held, "depth", 0) == 1
+
+
+_LOCK = _StoreLock()
+_SLICE_SECONDS = 0.002  # a walk's time under the lock before it lets others in
+_CLOCK_EVERY = 16  # entries examined between looks at the clock
+_LONG_WALKS = threading.Semaphore(1)  # long walks advance one at a time
+_LONG_WALK_ENTRIES = 256  # entries examined that make a walk long: more than a page's
+
+
+def _let_others_run():
+    """Between two slices of a long walk. Under gevent: wait until the loop
+    has nothing else to do (every ready request goes first); with threads: a
+    switch."""
+    monkey = sys.modules.get("gevent.monkey")
+    if monkey is not None and monkey.is_module_patched("threading"):
+        import gevent
+
+        gevent.idle()
+    else:
+        time.sleep(0)
 _READS = frozenset({"count_documents", "estimated_document_count", "index_information",
                     "list_indexes", "distinct", "name", "full_name", "database"})
 _KEYED_UPDATES = frozenset({"$set", "$unset", "$inc"})
@@ -747,36 +808,71 @@ class LockedCollection:
     def _walk(self, entries, field, backwards, query, projection, limit, skip=0):
         """The page of `query` in `field` order: from the bound the query
         sets on `field`, through `entries` (the `_id`s, or (value, _id)
-        pairs), to the limit or the other bound."""
+        pairs), to the limit or the other bound; in slices when it is long
+        (the module's "Long walks")."""
         lower, lower_inclusive, upper, upper_inclusive = _bounds(query, field)
         by_id = field == "_id"
         value_of = None if by_id else (lambda entry: entry[0])
         if backwards:
-            stop = len(entries) if upper is None else (
+            index = (len(entries) if upper is None else (
                 bisect.bisect_right if upper_inclusive else bisect.bisect_left)(
-                entries, upper, key=value_of)
-            indexes = range(stop - 1, -1, -1)
+                entries, upper, key=value_of)) - 1
         else:
-            start = 0 if lower is None else (
+            index = 0 if lower is None else (
                 bisect.bisect_left if lower_inclusive else bisect.bisect_right)(
                 entries, lower, key=value_of)
-            indexes = range(start, len(entries))
+        step = -1 if backwards else 1
         documents, found, matches = self._documents(), [], _matcher(query, walked=field)
-        for index in indexes:
-            value, key = (entries[index], entries[index]) if by_id else entries[index]
-            if backwards:
-                if lower is not None and (value < lower if lower_inclusive else value <= lower):
+        found_keys, returned = [], None  # `returned`: a set, once the walk has let go
+        examined, slice_ends, queued = 0, time.perf_counter() + _SLICE_SECONDS, False
+        try:
+            while 0 <= index < len(entries):
+                entry = entries[index]
+                value, key = (entry, entry) if by_id else entry
+                if backwards:
+                    if lower is not None and (value < lower if lower_inclusive else value <= lower):
+                        break
+                elif upper is not None and (value > upper if upper_inclusive else value >= upper):
                     break
-            elif upper is not None and (value > upper if upper_inclusive else value >= upper):
-                break
-            if key in documents and matches(documents[key]):
-                if skip:
-                    skip -= 1
-                    continue
-                found.append(_project(documents[key], projection))
-                if len(found) == limit:
-                    break
+                if key in documents and matches(documents[key]) and (
+                        returned is None or key not in returned):
+                    if skip:
+                        skip -= 1
+                    else:
+                        found.append(_project(documents[key], projection))
+                        found_keys.append(key)
+                        if len(found) == limit:
+                            break
+                index += step
+                examined += 1
+                if examined % _CLOCK_EVERY == 0 and time.perf_counter() > slice_ends \
+                        and _LOCK.held_once():
+                    queued = self._let_others_in(queued, examined >= _LONG_WALK_ENTRIES)
+                    documents = self._documents()
+                    entries = (self._ordered_keys() if by_id else self._ordered(field)) or entries
+                    # on after the last entry examined, wherever the writes put it
+                    index = (bisect.bisect_left(entries, entry) - 1 if backwards
+                             else bisect.bisect_right(entries, entry))
+                    returned = set(found_keys)
+                    slice_ends = time.perf_counter() + _SLICE_SECONDS
+        finally:
+            if queued:
+                _LONG_WALKS.release()
         return found
+
+    def _let_others_in(self, queued, long):
+        """Release the lock, wait for this walk's turn if it is `long` (and
+        not `queued` already) and for others to run, take the lock back.
+        True: this walk holds its turn among the long ones."""
+        _LOCK.release()
+        try:
+            if long and not queued:
+                _LONG_WALKS.acquire()
+                queued = True
+            _let_others_run()
+        finally:
+            _LOCK.acquire()
+        return queued
 
     def _locked(self, name):
         attribute = getattr(self._collection, name)
