@@ -303,3 +303,12 @@ def test_an_unfiltered_summary_reads_each_cluster_once(store, estate):
     explained, (groups, total) = explain_summary(store, lambda: store.clusters.summary(
         None, ("environment", "version")))
     assert total == SIZE and _docs_examined(explained) == SIZE
+
+
+@pytest.mark.parametrize("kind", ["platforms", "clusters", "tokens"])
+def test_a_recount_reads_an_organizations_children_through_an_index(store, estate, kind):
+    """The release step's recount (inventory.store.quotas) counts by organization."""
+    collection = store.clusters.quotas.children[kind]
+    plan = collection.unguarded.find({"organization": estate[0][0]}, {"_id": 1}).explain()
+    winning = json.dumps(plan["queryPlanner"]["winningPlan"])
+    assert "IXSCAN" in winning and "COLLSCAN" not in winning, winning

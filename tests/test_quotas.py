@@ -131,6 +131,76 @@ def test_a_create_that_outlived_its_lease_undoes_itself(client, inventory, store
     assert client.get("/kubeclusters/late").status_code == 404
 
 
+def _written_before_quotas(store, org):
+    """The organization as a release that did not count left it: no counts,
+    no mark (and a delete by the counting release may have made one negative)."""
+    store.db.organizations.update_one({"_id": org}, {"$unset": {"_used": "", "_counted": ""}})
+
+
+def test_a_new_organization_is_counted_from_birth(client, store):
+    org = client.post("/organizations", json={"title": "Acme"}).get_json()["id"]
+    doc = store.db.organizations.find_one({"_id": org})
+    assert doc["_counted"] is True and doc["_used"] == {"platforms": 0, "clusters": 0, "tokens": 0}
+    assert store.clusters.quotas.count_uncounted() == 0
+
+
+def test_organizations_written_before_quotas_are_recounted_at_release(client, inventory, store):
+    org = client.post("/organizations", json={"title": "Old", "quotas": {"clusters": 3}}
+                      ).get_json()["id"]
+    platform = inventory.platform(org=org)["name"]
+    for name in ("a", "b", "c"):
+        inventory.cluster(platform=platform, name=name)
+    assert client.post("/tokens", json={"name": "t", "role": "reader",
+                                        "organization": org}).status_code == 201
+    _written_before_quotas(store, org)
+    assert client.delete("/kubeclusters/c").status_code == 204  # counted -1 from nothing
+    assert store.db.organizations.find_one({"_id": org})["_used"] == {"clusters": -1}
+    store.create_indexes()  # the release step
+    doc = store.db.organizations.find_one({"_id": org})
+    assert doc["_used"] == {"platforms": 1, "clusters": 2, "tokens": 1} and doc["_counted"]
+    body = {"platform": platform, "environment": "dev", "version": "1.30"}
+    assert client.post("/kubeclusters", json={"name": "c2", **body}).status_code == 201
+    assert_problem(client.post("/kubeclusters", json={"name": "d", **body}), 403)
+    assert store.clusters.quotas.count_uncounted() == 0  # once
+
+
+def test_a_recount_raced_by_a_create_starts_again(client, inventory, store, monkeypatch):
+    org = client.post("/organizations", json={"title": "Old"}).get_json()["id"]
+    platform = inventory.platform(org=org)["name"]
+    inventory.cluster(platform=platform, name="a")
+    _written_before_quotas(store, org)
+    quotas, raced = store.clusters.quotas, []
+
+    class CountedWhileACreateLands:
+        def __init__(self, collection):
+            self.collection = collection
+
+        def __getattr__(self, name):
+            return getattr(self.collection, name)
+
+        def count_documents(self, query):
+            counted = self.collection.count_documents(query)
+            if not raced:  # a create reserves and inserts meanwhile
+                raced.append(inventory.cluster(platform=platform, name="b"))
+            return counted
+    monkeypatch.setitem(quotas.children, "clusters",
+                        CountedWhileACreateLands(quotas.children["clusters"]))
+    assert quotas.recount(org) is True and raced
+    assert store.db.organizations.find_one({"_id": org})["_used"]["clusters"] == 2
+
+
+def test_a_recount_counts_a_reservation_whose_child_is_not_in_yet(client, inventory, store):
+    org = client.post("/organizations", json={"title": "Old"}).get_json()["id"]
+    platform = inventory.platform(org=org)["name"]
+    inventory.cluster(platform=platform, name="a")
+    _written_before_quotas(store, org)
+    quotas = store.clusters.quotas
+    assert quotas.reserve(org, "clusters", "k8scl_x", {"_id": "coming", "id": "k8scl_x"})
+    store.db.organizations.update_one({"_id": org}, {"$unset": {"_counted": ""}})
+    assert quotas.recount(org) is True
+    assert store.db.organizations.find_one({"_id": org})["_used"]["clusters"] == 2
+
+
 def _long_ago():
     from inventory.store.quotas import _now
     return _now() - 2 * LEASE

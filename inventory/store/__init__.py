@@ -157,6 +157,7 @@ class Store:
                 resource.collection.create_index(keys)
             # the sweeper's query: records with events not yet in the feed
             resource.collection.create_index([(OUTBOX_SINCE, ASCENDING)], sparse=True)
+        self.organizations.quotas.count_uncounted()  # written before quotas existed
         declared = {resource.collection.name: [field for _, field in resource.kept_orderings()]
                     for resource in self.listed()}
         marker = {"_id": "order-keys", "value": declared}

@@ -32,6 +32,17 @@ that outlived its lease finds its reservation gone when it settles: it
 deletes what it inserted and fails (409, retry), so nothing is kept that
 was not counted. A crash between a delete and its subtraction leaves the
 count one too high, again the safe way.
+
+Organizations made before quotas existed
+----------------------------------------
+An organization is counted from birth (`_counted`, and zero counts). One
+that has no `_counted` (written before quotas, by a release that did not
+count) is *recounted* by `create-indexes`, at each release: read its counts
+and reservations, look up which reserved children exist, count its children,
+then write the counts in one update matched on the counts it read (and mark
+it `_counted`). A create or delete meanwhile changes a count, so the write
+does not match and the recount starts again. A child inserted between the
+look-up and the count is counted twice, one too high: the safe way again.
 """
 from datetime import datetime, timedelta, timezone
 
@@ -39,7 +50,8 @@ from inventory.errors import QuotaExceeded
 
 KINDS = ("platforms", "clusters", "tokens")
 LEASE = timedelta(seconds=60)
-USED, RESERVING = "_used", "_reserving"
+USED, RESERVING, COUNTED = "_used", "_reserving", "_counted"
+RECOUNT_TRIES = 20  # a recount racing creates and deletes starts again, this often at most
 
 
 def _now():
@@ -56,6 +68,11 @@ class Quotas:
         self.organizations = organizations  # the organizations' collection
         self.defaults = defaults  # {kind: quota of an organization that sets none}
         self.children = {}  # {kind: the collection of its records}, set by Store
+
+    @staticmethod
+    def fresh():
+        """The fields of a new organization: counted from birth, holding nothing."""
+        return {USED: dict.fromkeys(KINDS, 0), COUNTED: True}
 
     def limit(self, doc, kind):
         return (doc.get("quotas") or {}).get(kind, self.defaults[kind])
@@ -118,3 +135,34 @@ class Quotas:
                      "$inc": {f"{USED}.{kind}": -1}})
                 healed = healed or before.matched_count == 1
         return healed
+
+    def count_uncounted(self):
+        """Recount every organization not counted yet (see the module's
+        docstring); how many were."""
+        return sum(self.recount(doc["_id"]) for doc in self.organizations.find(
+            {COUNTED: {"$exists": False}}, {"_id": 1}))
+
+    def recount(self, org_id):
+        """Set the organization's counts to what it holds; whether it was
+        recounted (False: it is gone or already counted)."""
+        for _ in range(RECOUNT_TRIES):
+            doc = self.organizations.find_one({"_id": org_id})
+            if doc is None or doc.get(COUNTED):
+                return False
+            read = doc.get(USED) or {}
+            counts = {}
+            for kind in KINDS:
+                reserved = ((doc.get(RESERVING) or {}).get(kind) or {}).values()
+                pending = sum(self.children[kind].find_one(reservation["identity"], {"_id": 1})
+                              is None for reservation in reserved)
+                counts[kind] = pending + self.children[kind].count_documents(
+                    {"organization": org_id})
+            unchanged = {f"{USED}.{kind}": read[kind] if kind in read else {"$exists": False}
+                         for kind in KINDS}
+            if self.organizations.update_one(
+                    {"_id": org_id, COUNTED: {"$exists": False}, **unchanged},
+                    {"$set": {**{f"{USED}.{kind}": n for kind, n in counts.items()},
+                              COUNTED: True}}).matched_count:
+                return True
+        raise RuntimeError(f"organization {org_id}: its counts kept changing while recounted "
+                           f"({RECOUNT_TRIES} tries); run create-indexes again")

@@ -53,7 +53,7 @@ class OrganizationStore(ResourceStore):
     def create(self, body, principal, scope=None):
         if scope is not None:
             raise NotAllowed("A token scoped to one organization cannot create organizations.")
-        doc = {"_id": new_id("org"), **body, **self.audit_new(principal)}
+        doc = {"_id": new_id("org"), **body, **self.audit_new(principal), **self.quotas.fresh()}
         self.insert(doc)
         return self.to_api(doc)
 
