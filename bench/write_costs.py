@@ -174,7 +174,6 @@ def main():
     parser.add_argument("--append", action="store_true")
     args = parser.parse_args()
     logging.getLogger("inventory.requests").disabled = True
-    logging.getLogger("flask-limiter").disabled = True
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = measure(sizes, args.reps)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,

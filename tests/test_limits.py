@@ -6,13 +6,16 @@ import threading
 import time
 
 import pytest
-from limits import parse
+from limits import parse, parse_many
+from limits.errors import StorageError
 from limits.storage import MemoryStorage, MongoDBStorage
+from limits.strategies import SlidingWindowCounterRateLimiter
 from werkzeug.serving import make_server
 from werkzeug.test import EnvironBuilder
 
 from app import create_app
-from inventory.api.limits import get_limits
+from inventory.api import limits as limits_module
+from inventory.api.limits import RateCounter, get_limits
 from inventory.config import Config
 from tests.conftest import (
     ADMIN_TOKEN,
@@ -181,20 +184,60 @@ def test_a_bad_rate_limit_refuses_to_start():
 
 @pytest.mark.skipif(REAL_MONGO, reason="the embedded store's")
 def test_rate_counters_live_in_memory_on_the_embedded_store():
-    assert isinstance(get_limits(make_app()).limiter.storage, MemoryStorage)
+    assert isinstance(get_limits(make_app()).counter.storage, MemoryStorage)
 
 
 def test_rate_counters_live_in_the_services_mongodb_database():
     """Shared by every worker and instance; the client connects on first use."""
     app = make_app(MONGODB_URI="mongodb://127.0.0.1:1", MONGODB_DB="inventory_x",
                    MONGODB_TIMEOUT_MS=300)
-    storage = get_limits(app).limiter.storage
+    storage = get_limits(app).counter.storage
     assert isinstance(storage, MongoDBStorage)
     assert storage._database_name == "inventory_x"
     assert storage._collection_mapping == {"counters": "rate_limit_counters",
                                            "windows": "rate_limit_windows"}
     assert storage._storage_options["serverSelectionTimeoutMS"] == 300
     storage._storage = False  # never connected: nothing for limits' __del__ to close
+
+
+def _unreachable_counter(fallback=True):
+    return RateCounter("mongodb://127.0.0.1:1", {
+        "database_name": "x", "wrap_exceptions": True, "connect": False,
+        "serverSelectionTimeoutMS": 100, "connectTimeoutMS": 100}, fallback)
+
+
+def test_while_mongodb_is_away_rates_are_counted_in_memory_and_it_is_looked_at_again(
+        monkeypatch):
+    counter, two = _unreachable_counter(), parse_many("2 per minute")
+    assert [counter.hit(two, "token:a")[0] for _ in range(3)] == [True, True, False]
+    assert counter.hit(two, "token:b")[0] is True  # each caller its own budget still
+    monkeypatch.setattr(limits_module, "CHECK_BACK_SECONDS", 0)
+    assert counter.hit(two, "token:a")[0] is False  # still away: still in memory
+    # back: counted in its storage again (here a fresh one standing in for MongoDB)
+    monkeypatch.setattr(counter.storage, "check", lambda: True)
+    counter._counting = SlidingWindowCounterRateLimiter(MemoryStorage())
+    assert counter.hit(two, "token:a")[0] is True
+    counter.storage._storage = False  # never connected: nothing for limits' __del__ to close
+
+
+def test_without_a_fallback_a_failing_storage_is_an_error():
+    counter = _unreachable_counter(fallback=False)
+    with pytest.raises(StorageError):
+        counter.hit(parse_many("2 per minute"), "token:a")
+    counter.storage._storage = False
+
+
+def test_every_limit_of_a_rate_applies_and_the_headers_name_the_tightest():
+    app = make_app(RATE_LIMIT="5 per minute;3 per second")
+    reader = client_with(app, token_of(app))
+    states = [rate_state(reader.get("/organizations")) for _ in range(3)]
+    assert [state[1:4] for state in states] == [(3, 1, 2), (3, 1, 1), (3, 1, 0)]
+    assert_problem(reader.get("/organizations"), 429)  # the second's, not counted in the minute's
+    time.sleep(2.1)  # the second's window and the one before it gone
+    assert rate_state(reader.get("/organizations"))[1:4] == (5, 60, 1)
+    assert rate_state(reader.get("/organizations"))[1:4] == (5, 60, 0)
+    body = assert_problem(reader.get("/organizations"), 429)
+    assert "5 per 60 seconds" in body["detail"]
 
 
 def test_every_limited_operation_declares_429_and_the_ratelimit_headers(client):

@@ -8,14 +8,18 @@ no token (health and readiness, which a platform's probes call and must
 never see refused, the OpenAPI document, the docs page, the JSON Schemas:
 none touches the data), and `OPTIONS` (CORS preflights, which do nothing).
 
-Rate. Flask-Limiter over `limits`, one application-wide limit per caller
-(`RATE_LIMIT` for tokens, `RATE_LIMIT_ANONYMOUS` for addresses), counted
-with a sliding window (no double burst at a window's edge, and two numbers
-per caller, not one per request). On the embedded store the counters live
-in this process; on MongoDB in the service's own database (collections
-`rate_limit_counters`, `rate_limit_windows`, expired by TTL), so a limit
-holds across workers and instances. While MongoDB cannot be reached, each
-process counts in memory (Flask-Limiter's fallback) and checks back.
+Rate. The `limits` library's sliding-window counter, one application-wide
+limit per caller (`RATE_LIMIT` for tokens, `RATE_LIMIT_ANONYMOUS` for
+addresses; each may be several, "10/second;1000/minute", all applied): no
+double burst at a window's edge, and two numbers per caller, not one per
+request. On the embedded store the counters live in this process; on
+MongoDB in the service's own database (collections `rate_limit_counters`,
+`rate_limit_windows`, expired by TTL), so a limit holds across workers and
+instances. While MongoDB cannot be reached, each process counts in memory
+and looks back every CHECK_BACK_SECONDS. (Flask-Limiter, over the same
+`limits`, did this too, at about 250 us of CPU a request, a quarter of a
+plain GET: its per-request resolution of decorated and blueprint limits,
+which this service does not use.)
 Every limited answer carries `RateLimit-Policy` and `RateLimit` as
 draft-ietf-httpapi-ratelimit-headers-10 writes them (one quota policy,
 `"token"` or `"address"`: `q` requests per `w` seconds; `r` left, `t`
@@ -38,19 +42,19 @@ import time
 from functools import partial
 
 from flask import g, request
-from flask_limiter import Limiter, RateLimitExceeded
 from limits import parse_many
 from limits.errors import StorageError
-from limits.storage import MemoryStorage
+from limits.storage import MemoryStorage, storage_from_string
+from limits.strategies import SlidingWindowCounterRateLimiter
 
 from inventory import auth
-from inventory.api.errors import handle_service_error
 from inventory.errors import Throttled
 from inventory.operations import current_operation
 
 log = logging.getLogger(__name__)
 
 RATE_HEADERS = ("RateLimit-Policy", "RateLimit")
+CHECK_BACK_SECONDS = 30  # how often counting in memory looks whether MongoDB is back
 
 
 def _policy():
@@ -79,17 +83,10 @@ def exempt():
     return _open_route() or auth.is_bootstrap_admin(auth.caller())
 
 
-def _rate_limit(config):
-    """The limit of this request's caller (asked before exemptions are)."""
-    if _open_route() or auth.caller() is not None:
-        return config.RATE_LIMIT
-    return config.RATE_LIMIT_ANONYMOUS
-
-
 def _identify():
-    """before_request, ahead of the limiter: the caller's token is looked up
-    here (a database read, which may answer 503), not inside the limiter,
-    which would take a failure for its own storage's; open routes never
+    """before_request, ahead of the rate count: the caller's token is looked
+    up here (a database read, which may answer 503), not while counting,
+    which would take a failure for the rate storage's; open routes never
     read the database for it."""
     if not _open_route():
         auth.caller()
@@ -148,55 +145,91 @@ class InFlight:
         return self._counts.get(key, 0)
 
 
+class RateCounter:
+    """Hits of callers' rate limits, counted in `storage` with `limits`'
+    sliding-window counter; with `fallback`, in this process's memory while
+    that storage fails, looking back every CHECK_BACK_SECONDS."""
+
+    def __init__(self, uri, options, fallback):
+        self.storage = storage_from_string(uri, **options)
+        self.fallback = MemoryStorage() if fallback else None
+        for storage_ in (self.storage, self.fallback):
+            _serialised_expiry(storage_)
+        self._counting = SlidingWindowCounterRateLimiter(self.storage)
+        self._in_memory = self.fallback and SlidingWindowCounterRateLimiter(self.fallback)
+        self._failed_at = None  # monotonic time the storage last failed
+
+    def _strategy(self):
+        if self._failed_at is not None and \
+                time.monotonic() - self._failed_at >= CHECK_BACK_SECONDS:
+            try:
+                back = self.storage.check()
+            except Exception:  # noqa: BLE001 (any failure: still away)
+                back = False
+            if back:
+                log.warning("The rate limits' storage answers again: counting there.")
+                self._failed_at = None
+            else:
+                self._failed_at = time.monotonic()
+        return self._in_memory if self._failed_at is not None else self._counting
+
+    def hit(self, items, key):
+        """Count a request of `key` against each limit of `items`, the
+        shortest window first (a request one refuses counts in no later
+        one): (allowed, the limit that refused it or else the one with the
+        fewest requests left, how many, seconds until its window frees some)."""
+        strategy = self._strategy()
+        try:
+            refused = next((item for item in items if not strategy.hit(item, key)), None)
+            left = [(strategy.get_window_stats(item, key), item) for item in items]
+        except StorageError:
+            if self.fallback is None or strategy is self._in_memory:
+                raise
+            log.warning("The rate limits' storage failed: counting in this process's "
+                        "memory, looking back every %s s.", CHECK_BACK_SECONDS, exc_info=True)
+            self._failed_at = time.monotonic()
+            return self.hit(items, key)
+        (reset_at, remaining), item = next(
+            (entry for entry in left if entry[1] is refused), None) or min(
+            left, key=lambda entry: entry[0][1])
+        return refused is None, item, max(0, remaining), max(0, math.ceil(reset_at - time.time()))
+
+
 class Limits:
-    """The app's limiter and in-flight counts, and the hooks that apply them."""
+    """The app's rate counter and in-flight counts, and the hooks that apply them."""
 
     def __init__(self, app, config, database_name):
-        for name in ("RATE_LIMIT", "RATE_LIMIT_ANONYMOUS"):
+        self.items = {}
+        for policy, name in (("token", "RATE_LIMIT"), ("address", "RATE_LIMIT_ANONYMOUS")):
             try:
-                parse_many(getattr(config, name))
+                self.items[policy] = sorted(parse_many(getattr(config, name)),
+                                            key=lambda item: item.get_expiry())
             except ValueError:
                 raise ValueError(f"{name}={getattr(config, name)!r} is not a rate limit such as "
                                  "'1000 per minute' or '20/second'") from None
         uri, options = storage(config, database_name)
-        app.before_request(_identify)
-        self.limiter = Limiter(
-            caller_key, app=app, storage_uri=uri, storage_options=options,
-            strategy="sliding-window-counter",
-            application_limits=[partial(_rate_limit, config)],
-            application_limits_exempt_when=exempt,
-            in_memory_fallback_enabled=not config.embedded, headers_enabled=False)
-        for storage_ in (self.limiter.storage, getattr(self.limiter, "_fallback_storage", None)):
-            _serialised_expiry(storage_)
+        self.counter = RateCounter(uri, options, fallback=not config.embedded)
         self.in_flight = InFlight(config.CONCURRENT_REQUESTS) \
             if config.CONCURRENT_REQUESTS > 0 else None
-        # after Flask-Limiter's own before_request: a request over its rate
-        # takes no slot
+        # the caller is known first; a request over its rate takes no slot
+        app.before_request(_identify)
+        app.before_request(self._count)
         app.before_request(self._take_slot)
         app.after_request(self._finish)
         app.teardown_request(self._teardown)
-        app.register_error_handler(RateLimitExceeded, self._rate_exceeded)
 
-    def _window(self):
-        """(limit item, requests left, seconds until the window frees some),
-        or None when no limit applied or its storage cannot be read."""
-        current = self.limiter.current_limit
-        if current is None:
-            return None
-        try:
-            reset_at, remaining = current.window
-        except StorageError:
-            return None
-        return current.limit, max(0, remaining), max(0, math.ceil(reset_at - time.time()))
-
-    def _rate_exceeded(self, _exceeded):
-        window = self._window()
-        item, retry_after = (window[0], window[2]) if window else (None, 1)
-        what = "this token" if _policy() == "token" else "requests without a valid token"
-        limit = f" ({item.amount} per {item.get_expiry()} seconds)" if item else ""
-        return handle_service_error(Throttled(
-            f"Too many requests: {what} reached its rate limit{limit}; retry after "
-            f"{max(1, retry_after)} seconds.", retry_after))
+    def _count(self):
+        if exempt():
+            return
+        policy = _policy()
+        allowed, item, remaining, reset = self.counter.hit(self.items[policy], caller_key())
+        g.rate_window = policy, item, remaining, reset
+        if not allowed:
+            what = "this token" if policy == "token" else "requests without a valid token"
+            raise Throttled(
+                f"Too many requests: {what} reached its rate limit ({item.amount} per "
+                f"{item.get_expiry()} seconds); retry after {max(1, reset)} seconds.",
+                max(1, reset))
 
     def _take_slot(self):
         if self.in_flight is None or exempt():
@@ -209,10 +242,9 @@ class Limits:
         g.in_flight_key = key
 
     def _finish(self, response):
-        window = self._window()
+        window = g.pop("rate_window", None)
         if window is not None:
-            item, remaining, reset = window
-            policy = _policy()
+            policy, item, remaining, reset = window
             response.headers["RateLimit-Policy"] = \
                 f'"{policy}";q={item.amount};w={item.get_expiry()}'
             response.headers["RateLimit"] = f'"{policy}";r={remaining};t={reset}'
