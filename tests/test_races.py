@@ -13,7 +13,7 @@ import time
 import pytest
 from werkzeug.serving import make_server
 
-from tests.conftest import ADMIN_TOKEN, make_config
+from tests.conftest import ADMIN_TOKEN, REAL_MONGO, make_config
 
 ROUNDS = int(os.environ.get("RACE_ROUNDS", "200"))
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
@@ -404,13 +404,24 @@ def stale_order_keys(store):
 
 @pytest.mark.parametrize("order_by", ["version desc", "environment, version desc",
                                       "last_scanned_on"])
+@pytest.mark.parametrize("sliced", [False, True], ids=["whole", "sliced"])
 def test_a_walk_in_any_order_sees_every_steady_record_once_while_others_write(
-        served, store, order_by):
+        served, store, order_by, sliced, monkeypatch):
     """Steady clusters (there throughout, their sort values unchanged) come
     exactly once, in order, however others create, change, scan and delete
-    clusters meanwhile; and every write leaves its order keys right."""
+    clusters meanwhile; and every write leaves its order keys right.
+    `sliced`: on the embedded store, every page's walk gives way after each
+    record it examines and queues as a long walk (embedded.py, "Long walks"),
+    so the writers land in the middle of pages too."""
     from inventory.ordering import CLUSTERS
     from tests.test_ordering import expected
+    if sliced:
+        if REAL_MONGO:
+            pytest.skip("the embedded store's walks")
+        from inventory.store import embedded
+        monkeypatch.setattr(embedded, "_SLICE_SECONDS", -1.0)
+        monkeypatch.setattr(embedded, "_CLOCK_EVERY", 1)
+        monkeypatch.setattr(embedded, "_LONG_WALK_ENTRIES", 2)
     platform = served("POST", "/kubeplatforms", {"name": "p", "organization": org(served),
                                                  **PLATFORM}).body["name"]
     versions = ["1.9", "1.29", "v1.31.2-eks-1", "1.30", "1.31"]
