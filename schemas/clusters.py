@@ -15,7 +15,8 @@ from schemas.common import (
     request_schema,
     schema_url_field,
 )
-from schemas.fields import Labels, Slug, Text
+from schemas.fields import MAX_SAFE_INTEGER, Labels, Slug, Text, WholeNumber
+from schemas.scans import MAX_SCANNED_ON
 
 _DAY = {"format": "date"}
 _STATUS = {"enum": list(STATUSES)}
@@ -79,9 +80,10 @@ class KubeClusterSchema(BodySchema):
     description = Text(2000, multiline=True, required=True,
                        metadata={"description": "Free text; may be empty."})
     labels = Labels(required=True)
-    last_scanned_on = fields.Integer(dump_only=True, required=True, allow_none=True,
-                                     metadata={"description": "`scanned_on` of the newest "
-                                               "scan; null before the first."})
+    last_scanned_on = WholeNumber(dump_only=True, required=True, allow_none=True,
+                                  metadata={"description": "`scanned_on` of the newest "
+                                            "scan; null before the first.",
+                                            "minimum": 0, "maximum": MAX_SCANNED_ON})
     support = fields.Nested(SupportSchema, dump_only=True, required=True, metadata={
         "description": "Computed when read, for today: never stored."})
     created_by, created_on, last_modified_by, last_modified_on = audit_fields()
@@ -132,7 +134,7 @@ class SummaryGroupSchema(Schema):
                          if name != "support.status"},
                       "support.status": {"type": "string", **_STATUS}},
                   "examples": [{"version": "1.29", "environment": "production"}]})
-    count = fields.Integer(required=True, metadata={"minimum": 1})
+    count = WholeNumber(required=True, metadata={"minimum": 1, "maximum": MAX_SAFE_INTEGER})
 
 
 class KubeClusterSummarySchema(BodySchema):
@@ -148,5 +150,5 @@ class KubeClusterSummarySchema(BodySchema):
                                "support.status": "extended"}, "count": 12},
                       {"key": {"environment": "staging", "version": "1.29",
                                "support.status": "unsupported"}, "count": 3}]]})
-    total = fields.Integer(required=True, metadata={
+    total = WholeNumber(required=True, metadata={"maximum": MAX_SAFE_INTEGER,
         "description": "How many clusters matched: the sum of the counts.", "minimum": 0})

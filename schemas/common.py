@@ -15,6 +15,7 @@ from marshmallow import Schema, fields, missing, post_load, pre_load, validate
 
 from inventory.ordering import MAX_ORDER_BY
 from inventory.schema_urls import describe
+from schemas.fields import WholeNumber
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -176,8 +177,8 @@ last with `desc`. A page costs the same at any depth."""
 
 
 def limit_field():
-    return fields.Integer(
-        validate=validate.Range(min=0, max=MAX_LIMIT),
+    return WholeNumber(
+        text=True, validate=validate.Range(min=0, max=MAX_LIMIT),
         metadata={"default": DEFAULT_LIMIT,
                   "description": f"Page size, 0 to {MAX_LIMIT}; 0 or absent means "
                                  f"{DEFAULT_LIMIT}."})
@@ -231,7 +232,8 @@ class ErrorSchema(BodySchema):
 
     SCHEMA_NAME = "Error"
     schema_url = schema_url_field(required=True)
-    status = fields.Integer(required=True)
+    status = WholeNumber(required=True, metadata={"format": "int32", "minimum": 100,
+                                                  "maximum": 599})
     title = fields.String(required=True)
     detail = fields.String(required=True)
     type = fields.String(required=True, metadata={"format": "uri"})

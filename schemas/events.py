@@ -10,6 +10,7 @@ from schemas.common import (
     filter_field,
     limit_field,
 )
+from schemas.fields import WholeNumber
 
 MAX_WAIT = 60
 EVENT_TYPES = [f"{kind}.{action}" for kind in ("organization", "kubeplatform", "kubecluster")
@@ -68,8 +69,8 @@ class EventListArgsSchema(Schema):
         metadata={"description": "Only the events after this one: the last id a reader saw. "
                                  "410 if the feed no longer keeps it.",
                   "pattern": EVENT_ID_RE.pattern})
-    wait = fields.Integer(
-        validate=validate.Range(min=1, max=MAX_WAIT),
+    wait = WholeNumber(
+        text=True, validate=validate.Range(min=1, max=MAX_WAIT),
         metadata={"description": f"Seconds (1 to {MAX_WAIT}) to wait for a newer event "
                                  "when there is none yet; the answer comes as soon as one "
                                  "is committed, or empty at the end of the wait."})

@@ -3,13 +3,13 @@ from marshmallow import Schema, fields, validate
 
 from inventory.ordering import ORGANIZATIONS
 from schemas.common import BodySchema, audit_fields, envelope, list_args, request_schema
-from schemas.fields import Text
+from schemas.fields import Text, WholeNumber
 
 MAX_QUOTA = 1_000_000
 
 
 def _quota(what, required):
-    return fields.Integer(strict=True, required=required, validate=validate.Range(0, MAX_QUOTA),
+    return WholeNumber(required=required, validate=validate.Range(0, MAX_QUOTA),
                           metadata={"description": f"How many {what} the organization may hold."})
 
 

@@ -1,0 +1,117 @@
+"""What a newcomer meets first (issue 22): integral JSON numbers are
+integers, a served run's output is JSON lines with no secret in them, and
+gunicorn opens no control socket shared by every instance on the machine."""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from tests.conftest import REAL_MONGO, assert_problem
+from tests.test_serving import ROOT, _free_port
+
+# --- integers as JSON Schema counts them ---------------------------------
+
+
+def test_an_integral_json_number_is_an_integer(client, inventory):
+    cluster = inventory.cluster()
+    answer = client.post(f"/kubeclusters/{cluster['name']}/scans",
+                         json={"scanned_on": 1763800000.0})  # what time.time() // 1 makes
+    assert answer.status_code == 201 and answer.get_json()["scanned_on"] == 1763800000
+    assert type(answer.get_json()["scanned_on"]) is int
+    org = client.post("/organizations", json={"title": "Q", "quotas": {
+        "platforms": 5.0, "clusters": 10, "tokens": 2.0}})
+    assert org.status_code == 201
+    assert org.get_json()["quotas"] == {"platforms": 5, "clusters": 10, "tokens": 2}
+
+
+@pytest.mark.parametrize("value", [1763800000.5, True, "1763800000", None, 1e300, -1.0])
+def test_what_is_not_an_integer_in_range_is_still_a_422(client, inventory, value):
+    cluster = inventory.cluster()
+    answer = client.post(f"/kubeclusters/{cluster['name']}/scans", json={"scanned_on": value})
+    assert_problem(answer, 422, "body.scanned_on")
+
+
+@pytest.mark.parametrize("text", ["5", "5.0", "5.00"])
+def test_an_integral_query_number_is_an_integer(client, inventory, text):
+    inventory.org()
+    answer = client.get(f"/organizations?limit={text}")
+    assert answer.status_code == 200
+
+
+@pytest.mark.parametrize("text", ["5.5", "true", "+", "5_0", " 5", "1e1", "5.", "0x5", ""])
+def test_other_query_numbers_are_a_422(client, text):
+    assert_problem(client.get(f"/organizations?limit={text}"), 422, "query.limit")
+
+
+# --- a served run, as `scripts/serve` starts it ------------------------------
+
+SECRET = re.compile(r"inv_[A-Za-z0-9_-]{20,}")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(REAL_MONGO, reason="the generated admin token is the embedded store's")
+def test_a_served_run_logs_json_lines_only_and_no_secret(tmp_path):
+    """gunicorn as the Procfile runs it, with no INVENTORY_ADMIN_TOKEN, its
+    output going to files (not a terminal): the generated admin token goes to
+    INVENTORY_DATA_DIR/admin-token (0600) and one JSON line says so; nothing
+    else it prints is anything but JSON, and no token appears in it. HOME and
+    XDG_RUNTIME_DIR are its own: it opens no control socket in either."""
+    port, data, home = _free_port(), tmp_path / "data", tmp_path / "home"
+    home.mkdir()
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("MONGODB_URI", "INVENTORY_ADMIN_TOKEN")}
+    env.update(PORT=str(port), INVENTORY_DATA_DIR=str(data), HOME=str(home),
+               XDG_RUNTIME_DIR=str(home / "run"), WEB_CONCURRENCY="1")
+    (home / "run").mkdir()
+    with open(tmp_path / "stdout", "w") as out, open(tmp_path / "stderr", "w") as err:
+        process = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "gunicorn"),
+                                    "app:app"], cwd=ROOT,
+                                   env=env, stdout=out, stderr=err)
+    try:
+        base, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 60
+        while not (data / "admin-token").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        admin = (data / "admin-token").read_text().strip()
+        assert (data / "admin-token").stat().st_mode & 0o777 == 0o600
+
+        def call(method, path, body=None, token=admin):
+            request = urllib.request.Request(
+                base + path, method=method, headers={"Authorization": f"Bearer {token}",
+                                                     "Content-Type": "application/json"},
+                data=None if body is None else json.dumps(body).encode())
+            while True:
+                try:
+                    with urllib.request.urlopen(request, timeout=10) as answer:
+                        return json.loads(answer.read() or b"null")
+                except urllib.error.HTTPError as error:
+                    return json.loads(error.read())
+                except OSError:  # not listening yet
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+
+        made = call("POST", "/tokens", {"name": "ci", "role": "reader"})
+        secrets = {admin, made["token"]}
+        assert call("GET", "/organizations", token=made["token"])["results"] == []
+        assert call("GET", "/organizations", token="inv_" + "x" * 43)["status"] == 401
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    stdout, stderr = (tmp_path / "stdout").read_text(), (tmp_path / "stderr").read_text()
+    assert stdout == ""
+    lines = stderr.splitlines()
+    assert len(lines) > 5
+    for line in lines:
+        record = json.loads(line)  # every line is one JSON object
+        assert isinstance(record, dict) and "message" in record
+    assert not any(secret in stderr for secret in secrets)
+    assert not SECRET.search(stderr)
+    told = [json.loads(line)["message"] for line in lines if "admin-token" in line]
+    assert told and str(data / "admin-token") in told[0]
+    # gunicorn 27's control socket is off: none in $XDG_RUNTIME_DIR or ~/.gunicorn
+    assert not list(home.rglob("gunicorn.ctl")) and not (home / ".gunicorn").exists()
