@@ -5,7 +5,7 @@ from inventory import grouping
 from inventory.filtering import MAX_LENGTH as MAX_FILTER
 from inventory.lifecycle import DISTRIBUTIONS, STATUSES
 from inventory.ordering import CLUSTERS
-from inventory.versions import VERSION_RE
+from inventory.versions import MAX_VERSION_LENGTH, VERSION_RE
 from schemas.common import (
     FILTER_DESCRIPTION,
     BodySchema,
@@ -75,6 +75,7 @@ class KubeClusterSchema(BodySchema):
         validate=validate.Regexp(VERSION_RE, error="Must be a Kubernetes version such as "
                                  "1.31.2 or v1.31.2-eks-1234."),
         metadata={"description": "Control plane version.", "pattern": VERSION_RE.pattern,
+                  "maxLength": MAX_VERSION_LENGTH,
                   "example": "v1.31.2-eks-1234"})
     title = Text(200, required=True, metadata={"description": "Display name; may be empty."})
     description = Text(2000, multiline=True, required=True,
@@ -92,12 +93,15 @@ class KubeClusterSchema(BodySchema):
 KubeClusterCreateSchema = request_schema(
     KubeClusterSchema, "KubeClusterCreate",
     required=("name", "platform", "environment", "version"),
-    defaults={"title": "", "description": "", "labels": dict})
+    defaults={"title": "", "description": "", "labels": dict},
+    example={"name": "payments", "platform": "eks-prod", "environment": "production",
+             "version": "v1.31.2-eks-1234", "labels": {"team": "core"}})
 KubeClusterPatchSchema = request_schema(
     KubeClusterSchema, "KubeClusterPatch", change=True, immutable=("name", "platform"),
     overrides={"labels": Labels(allow_null_values=True, metadata={
         "description": "Labels to set, key by key; a null value removes that label. "
-                       "At most 64 remain."})})
+                       "At most 64 remain."})},
+    example={"version": "1.32.0", "labels": {"team": None, "owner": "ops"}})
 KubeClusterListSchema = envelope("KubeClusterList", KubeClusterSchema)
 KubeClusterListArgsSchema = list_args("KubeClusterList", [
     'environment="production" AND version<"1.30"', "labels:team", 'labels.team="core"',
@@ -143,6 +147,7 @@ class KubeClusterSummarySchema(BodySchema):
     SCHEMA_NAME = "KubeClusterSummary"
     schema_url = schema_url_field(required=True)
     groups = fields.List(fields.Nested(SummaryGroupSchema), required=True, metadata={
+        "maxItems": grouping.MAX_GROUPS,
         "description": "In descending count, then key order (versions as versions, "
         "statuses in lifecycle order, a missing label first); at most 1,000, the largest: "
         "when the counts add up to less than `total`, smaller groups were left out.",

@@ -68,7 +68,7 @@ def _variant(field, **attributes):
 
 
 def request_schema(response, name, *, required=(), defaults=None, immutable=(),
-                   change=False, overrides=None):
+                   change=False, overrides=None, example=None):
     """The schema of what a client sends, derived from `response` (the
     schema of what the server sends) as the module docstring says.
 
@@ -76,7 +76,8 @@ def request_schema(response, name, *, required=(), defaults=None, immutable=(),
     fields of a create become (said in their descriptions); `immutable`:
     fields a change may repeat but not alter; `change`: a partial update
     (nothing required, no defaults); `overrides`: fields whose input rules
-    differ (labels a change may null)."""
+    differ (labels a change may null); `example`: a body to show (the
+    document's `example`, where Swagger UI's Try-it-out starts)."""
     declared, ignored = {}, set()
     for field_name, field in response._declared_fields.items():
         if field_name in (overrides or {}):
@@ -117,7 +118,7 @@ def request_schema(response, name, *, required=(), defaults=None, immutable=(),
         return data
     return type(f"{name}Schema", (BodySchema,), {
         **declared, "SCHEMA_NAME": name, "IGNORED": frozenset(ignored),
-        "fill_defaults": fill_defaults,
+        "fill_defaults": fill_defaults, "EXAMPLE": example,
         "__doc__": f"What a client sends to {'change' if change else 'make'} "
                    f"a {response.SCHEMA_NAME}."})
 
@@ -151,7 +152,8 @@ def envelope(name, item_schema):
     return type(f"{name}Schema", (BodySchema,), {
         "SCHEMA_NAME": name,
         "schema_url": schema_url_field(required=True),
-        "results": fields.List(fields.Nested(item_schema(nested=True)), required=True),
+        "results": fields.List(fields.Nested(item_schema(nested=True)), required=True,
+                               metadata={"maxItems": MAX_LIMIT}),
         "pagination": fields.Nested(PaginationSchema, required=True),
     })
 

@@ -22,7 +22,8 @@ class KubeClusterScanSchema(BodySchema):
                   "when recording a scan, now if omitted."})
 
 
-KubeClusterScanCreateSchema = request_schema(KubeClusterScanSchema, "KubeClusterScanCreate")
+KubeClusterScanCreateSchema = request_schema(KubeClusterScanSchema, "KubeClusterScanCreate",
+                                             example={"scanned_on": 1763800000})
 KubeClusterScanListSchema = envelope("KubeClusterScanList", KubeClusterScanSchema)
 KubeClusterScanListArgsSchema = list_args("KubeClusterScanList", [
     "scanned_on>=1763800000", "scanned_on>=1763800000 AND scanned_on<1764400000"], SCANS)
