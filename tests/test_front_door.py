@@ -115,3 +115,42 @@ def test_a_served_run_logs_json_lines_only_and_no_secret(tmp_path):
     assert told and str(data / "admin-token") in told[0]
     # gunicorn 27's control socket is off: none in $XDG_RUNTIME_DIR or ~/.gunicorn
     assert not list(home.rglob("gunicorn.ctl")) and not (home / ".gunicorn").exists()
+
+
+# --- the shipped deployments ------------------------------------------------
+
+def test_compose_listens_on_this_machine_only_and_needs_a_token_you_set():
+    import yaml
+    service = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]["inventory"]
+    assert all(str(port).startswith("127.0.0.1:") for port in service["ports"])
+    token = service["environment"]["INVENTORY_ADMIN_TOKEN"]
+    assert token.startswith("${INVENTORY_ADMIN_TOKEN:?")  # compose refuses to start without
+    assert "change-me" not in (ROOT / "compose.yaml").read_text()
+
+
+def test_every_shipped_deployment_with_several_workers_shares_its_metrics():
+    import yaml
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]["inventory"]
+    app_json = json.loads((ROOT / "app.json").read_text())["env"]
+    for env in (compose["environment"], {k: v.get("value") for k, v in app_json.items()}):
+        assert int(env["WEB_CONCURRENCY"]) > 1 and env["PROMETHEUS_MULTIPROC_DIR"]
+
+
+def test_gunicorn_clears_the_metrics_folder_at_start_and_forgets_dead_workers(
+        tmp_path, monkeypatch):
+    import runpy
+    from types import SimpleNamespace
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "metrics"))
+    monkeypatch.setenv("MONGODB_URI", "mongodb://pretend")  # two workers may start
+    settings = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert settings["control_socket_disable"] is True
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics" / "counter_999.db").write_bytes(b"an earlier run")
+    settings["on_starting"](SimpleNamespace(cfg=SimpleNamespace(workers=2)))
+    assert list((tmp_path / "metrics").iterdir()) == []
+    for name in ("gauge_livesum_4242.db", "gauge_livesum_4343.db", "counter_4242.db"):
+        (tmp_path / "metrics" / name).write_bytes(b"")
+    settings["child_exit"](None, SimpleNamespace(pid=4242))
+    # its live gauges go; its counts stay (they still happened)
+    assert sorted(p.name for p in (tmp_path / "metrics").iterdir()) == [
+        "counter_4242.db", "gauge_livesum_4343.db"]
