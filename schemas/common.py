@@ -22,9 +22,9 @@ MAX_LIMIT = 100
 MAX_CONTINUE = 2048
 
 
-def schema_url_field(required=False):
+def schema_url_field(required=False, url_format="uri"):
     return fields.Method("_schema_url", data_key="$schema", dump_only=True, required=required,
-                         metadata={"type": "string", "format": "uri",
+                         metadata={"type": "string", "format": url_format,
                                    "description": "URL of the JSON Schema of this body; "
                                    "records inside a list do not repeat it."})
 
@@ -233,7 +233,9 @@ class ErrorSchema(BodySchema):
     """The error body of every failed request (`application/problem+json`)."""
 
     SCHEMA_NAME = "Error"
-    schema_url = schema_url_field(required=True)
+    # relative (`/schemas/Error.json`) where the host is not known or not
+    # allowed: the server layer's answers, a forged Host's 400
+    schema_url = schema_url_field(required=True, url_format="uri-reference")
     status = WholeNumber(required=True, metadata={"format": "int32", "minimum": 100,
                                                   "maximum": 599})
     title = fields.String(required=True)

@@ -154,3 +154,89 @@ def test_gunicorn_clears_the_metrics_folder_at_start_and_forgets_dead_workers(
     # its live gauges go; its counts stay (they still happened)
     assert sorted(p.name for p in (tmp_path / "metrics").iterdir()) == [
         "counter_4242.db", "gauge_livesum_4343.db"]
+
+
+# --- the OpenAPI document ----------------------------------------------------
+
+def _document(client):
+    return client.get("/openapi.json").get_json()
+
+
+def _operations(document):
+    for path, item in document["paths"].items():
+        for method, entry in item.items():
+            if isinstance(entry, dict) and "operationId" in entry:
+                yield path, method, entry
+
+
+def test_every_operation_declares_what_the_server_layer_may_answer(client):
+    for path, method, entry in _operations(_document(client)):
+        assert {"400", "408", "413", "414", "431", "501", "503", "505"} <= set(
+            entry["responses"]), (method, path)
+
+
+def test_a_server_layer_error_body_fits_the_documented_schema(client):
+    from tests.test_readme_session import Document
+    document = Document(_document(client))
+    body = {"$schema": "/schemas/Error.json", "status": 431, "title": "Request Header Fields "
+            "Too Large", "detail": "A request header field is too long.", "type": "about:blank",
+            "instance": "urn:uuid:91a458a6-085c-48b6-914f-7882ca9482f8", "errors": []}
+    document.check(body, {"$ref": "#/components/schemas/Error"}, "a 431")
+
+
+def test_every_schema_has_a_title_and_every_request_body_an_example_it_accepts(client):
+    from tests.test_readme_session import Document
+    document = _document(client)
+    checker = Document(document)
+    for name, schema in document["components"]["schemas"].items():
+        assert schema["title"] == name
+    bodies = {entry["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+              for _, _, entry in _operations(document) if "requestBody" in entry}
+    assert len(bodies) >= 8
+    for ref in bodies:
+        schema = document["components"]["schemas"][ref.rsplit("/", 1)[1]]
+        assert "example" in schema, ref
+        checker.check(schema["example"], {"$ref": ref}, f"the example of {ref}")
+        for field in schema["example"]:  # no read-only noise in it
+            assert not schema["properties"][field].get("readOnly"), (ref, field)
+
+
+def test_links_carry_ids_into_what_is_made_next(client):
+    responses = {entry["operationId"]: entry["responses"]
+                 for _, _, entry in _operations(_document(client))}
+    org_links = responses["createOrganization"]["201"]["links"]
+    assert org_links["createPlatform"] == {"operationId": "createKubePlatform",
+                                           "requestBody": {"organization": "$response.body#/id"}}
+    assert org_links["createToken"]["requestBody"] == {"organization": "$response.body#/id"}
+    assert responses["createKubePlatform"]["201"]["links"]["createCluster"]["requestBody"] == {
+        "platform": "$response.body#/name"}
+    assert {"scans", "recordScan"} <= set(responses["createKubeCluster"]["201"]["links"])
+
+
+def test_the_schemas_index_names_every_schema_with_its_url(anonymous):
+    for path in ("/schemas", "/schemas/"):
+        answer = anonymous.get(path)
+        assert answer.status_code == 200
+        index = answer.get_json()["schemas"]
+        assert index["KubeCluster"] == "http://localhost/schemas/KubeCluster.json"
+        assert anonymous.get("/schemas/KubeCluster.json").get_json()["title"] == "KubeCluster"
+
+
+def test_the_token_path_parameter_is_an_id_and_says_so(client):
+    document = _document(client)
+    assert "/tokens/{id}" in document["paths"] and "/tokens/{token}" not in document["paths"]
+    made = client.post("/tokens", json={"name": "x", "role": "reader"}).get_json()
+    assert client.get(f"/tokens/{made['id']}").status_code == 200
+    assert_problem(client.get("/tokens/not-an-id"), 422, "path.id")
+
+
+@pytest.mark.parametrize("header", ["If-Match", "If-None-Match"])
+def test_an_etag_list_longer_than_documented_is_a_422(client, inventory, header):
+    org = inventory.org()
+    method = client.patch if header == "If-Match" else client.get
+    kwargs = {"json": {"title": "B"}} if header == "If-Match" else {}
+    tags = ", ".join(f'"{i:016x}"' for i in range(120))  # 2,278 characters
+    assert_problem(method(f"/organizations/{org['id']}", headers={header: tags}, **kwargs),
+                   422, f"header.{header.lower()}")
+    answer = method(f"/organizations/{org['id']}", headers={header: tags[:2000]}, **kwargs)
+    assert answer.status_code in (200, 412)

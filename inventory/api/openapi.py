@@ -13,6 +13,7 @@ from http import HTTPStatus
 
 from inventory import limits
 from inventory.api.common import PATH_KEYS
+from inventory.api.conditional import MAX_ETAG_LIST
 from inventory.api.idempotency import HEADER as IDEMPOTENCY_HEADER
 from schemas.common import BodySchema
 
@@ -55,9 +56,8 @@ HEADERS = {
 # the rate headers wherever the caller's limit was counted.
 EVERY_ANSWER = ("Access-Control-Allow-Origin",)
 
-# An ETag list as RFC 9110 writes it: visible ASCII, spaces and commas, in
-# one header field
-ETAG_LIST = {"type": "string", "maxLength": limits.REQUEST_HEADER_FIELD_BYTES,
+# An ETag list as RFC 9110 writes it: visible ASCII, spaces and commas
+ETAG_LIST = {"type": "string", "maxLength": MAX_ETAG_LIST,
              "pattern": "^[\\x21-\\x7e \\t]*$"}
 
 REQUEST_HEADERS = {
