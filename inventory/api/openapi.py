@@ -52,8 +52,8 @@ HEADERS = {
                        "CORS_ORIGINS (see the document's description); absent otherwise.",
         "schema": {"type": "string"}},
 }
-# Answered on every route, whatever it declares: CORS for browser pages, and
-# the rate headers wherever the caller's limit was counted.
+# May come with any answer of the app, whatever the route declares (CORS,
+# for a browser page on an allowed origin).
 EVERY_ANSWER = ("Access-Control-Allow-Origin",)
 
 # An ETag list as RFC 9110 writes it: visible ASCII, spaces and commas
