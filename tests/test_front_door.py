@@ -240,3 +240,23 @@ def test_an_etag_list_longer_than_documented_is_a_422(client, inventory, header)
                    422, f"header.{header.lower()}")
     answer = method(f"/organizations/{org['id']}", headers={header: tags[:2000]}, **kwargs)
     assert answer.status_code in (200, 412)
+
+
+@pytest.mark.skipif(REAL_MONGO, reason="the generated admin token is the embedded store's")
+def test_on_a_terminal_the_generated_token_is_shown_there_and_the_log_says_so(
+        monkeypatch, caplog):
+    import io
+
+    from app import create_app
+    from inventory.config import Config
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    app = create_app(Config(ANNOUNCE=True, INVENTORY_ADMIN_TOKEN=None))
+    token = app.extensions["inventory.admin_token"]
+    assert token in terminal.getvalue()
+    assert token not in caplog.text and "shown on the terminal" in caplog.text
