@@ -260,3 +260,14 @@ def test_on_a_terminal_the_generated_token_is_shown_there_and_the_log_says_so(
     token = app.extensions["inventory.admin_token"]
     assert token in terminal.getvalue()
     assert token not in caplog.text and "shown on the terminal" in caplog.text
+
+
+@pytest.mark.parametrize("version", ["١.٣٠", "1.３０", "v1.30.٢"])
+def test_a_version_in_other_digits_than_ascii_is_refused_as_the_document_says(
+        client, inventory, version):
+    platform = inventory.platform()
+    answer = client.post("/kubeclusters", json={"name": "c", "platform": platform["name"],
+                                                "environment": "dev", "version": version})
+    assert_problem(answer, 422, "body.version")
+    assert_problem(client.get("/kubeclusters", query_string={
+        "filter": f'version<"{version}"'}), 422)
