@@ -271,3 +271,23 @@ def test_a_version_in_other_digits_than_ascii_is_refused_as_the_document_says(
     assert_problem(answer, 422, "body.version")
     assert_problem(client.get("/kubeclusters", query_string={
         "filter": f'version<"{version}"'}), 422)
+
+
+@pytest.mark.slow
+def test_a_wait_longer_than_the_answer_deadline_still_gets_its_answer():
+    """GET /events?wait= goes up to 60 s; the server layer's answer deadline
+    is REQUEST_TIMEOUT (30 s) after the head. A wait with nothing to show for
+    its whole length answers at its end (it used to be cut: an empty reply)."""
+    from inventory.limits import REQUEST_TIMEOUT
+    from tests.test_serving import Served
+
+    wait = int(REQUEST_TIMEOUT) + 3
+    server = Served()
+    try:
+        started = time.monotonic()
+        status, _, body = server.request(
+            "GET", f"/events?filter=actor%3D%22nobody%22&wait={wait}", timeout=wait + 30)
+        assert status == 200 and body["results"] == []
+        assert time.monotonic() - started >= wait
+    finally:
+        server.stop()
