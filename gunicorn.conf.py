@@ -52,6 +52,15 @@ logconfig_dict = {
 
 
 def on_starting(server):
+    # prometheus_client's multiprocess mode (several workers answer /metrics
+    # together): its folder must exist and hold nothing of an earlier run.
+    metrics = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if metrics:
+        os.makedirs(metrics, exist_ok=True)
+        for name in os.listdir(metrics):
+            if name.endswith(".db"):
+                os.remove(os.path.join(metrics, name))
+
     # The embedded store lives inside one process: several workers would each
     # hold different data and answer at random from one or another.
     if not os.environ.get("MONGODB_URI") and server.cfg.workers > 1:
@@ -60,3 +69,10 @@ def on_starting(server):
             "store: each would hold its own data. Set MONGODB_URI, or run one worker "
             "(WEB_CONCURRENCY=1).\n")
         sys.exit(1)
+
+
+def child_exit(server, worker):
+    # A dead worker's live gauges leave /metrics (prometheus_client multiprocess).
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+        multiprocess.mark_process_dead(worker.pid)

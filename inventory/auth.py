@@ -8,7 +8,10 @@ organizations' records out of reach.
 """
 import hmac
 import logging
+import os
 import secrets
+import sys
+import tempfile
 from dataclasses import dataclass
 
 from flask import current_app, g, request
@@ -91,13 +94,41 @@ def current_scope():
     return g.principal.organization
 
 
+ADMIN_TOKEN_FILE = "admin-token"  # in INVENTORY_DATA_DIR
+
+
+def _hand_over(token, config):
+    """Give a generated admin token to whoever started the service, never to
+    the logs (one JSON object per line, no secrets): on their terminal if
+    stdout or stderr is one, else in a file only its owner may read,
+    `INVENTORY_DATA_DIR/admin-token` or a new one in the temporary folder.
+    A JSON line says where."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream.isatty():
+            stream.write(f"\n  A local admin token, valid while this process lives:"
+                         f"\n\n    {token}\n\n")
+            stream.flush()
+            log.warning("A local admin token was made for this process: it is shown on "
+                        "the terminal, not in the logs.")
+            return
+    if config.INVENTORY_DATA_DIR:
+        os.makedirs(config.INVENTORY_DATA_DIR, exist_ok=True)
+        path = os.path.join(config.INVENTORY_DATA_DIR, ADMIN_TOKEN_FILE)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    else:
+        descriptor, path = tempfile.mkstemp(prefix="inventory-admin-token-")  # mode 0600
+    with os.fdopen(descriptor, "w") as file:
+        os.fchmod(file.fileno(), 0o600)  # also when the file was there before
+        file.write(token + "\n")
+    log.warning("A local admin token was made for this process: it is in %s (mode 0600), "
+                "not in the logs.", os.path.abspath(path))
+
+
 def init_app(app, config):
     admin_token = config.INVENTORY_ADMIN_TOKEN
     if not admin_token and config.embedded and config.ANNOUNCE:
         admin_token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        # printed, never logged: logs must not hold tokens
-        print(f"\n  A local admin token, valid while this process lives:\n\n    {admin_token}\n",
-              flush=True)
+        _hand_over(admin_token, config)
     elif not admin_token and not config.embedded and config.ANNOUNCE:
         log.warning("No INVENTORY_ADMIN_TOKEN is set. Unless tokens exist in the database, "
                     "every request will be refused (401). Make one with: flask --app app "

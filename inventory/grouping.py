@@ -13,6 +13,9 @@ FIELDS = ("organization", "platform", "environment", "version", "support.status"
           "control_plane.provider")
 MAX_FIELDS = 3
 MAX_GROUP_BY = 200  # characters: three fields with the longest label keys fit
+# A summary answers at most this many groups, the largest: its answer (and
+# the work of shaping it) stays bounded when a field has a value per cluster.
+MAX_GROUPS = 1000
 _TEXT_RE = re.compile(r"^[A-Za-z0-9_.,\- ]*$")
 _DESCRIBED = ", ".join(f"`{name}`" for name in FIELDS) + " and `labels.<key>`"
 

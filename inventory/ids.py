@@ -13,6 +13,11 @@ CLUSTER_ID_RE = re.compile(rf"^k8scl_{_UUID}$")
 SCAN_ID_RE = re.compile(rf"^k8scs_{_UUID}$")
 TOKEN_ID_RE = re.compile(rf"^tok_{_UUID}$")
 EVENT_ID_RE = re.compile(r"^evt_[0-9a-f]{16}$")
+# the length of each (a document's maxLength)
+SLUG_LENGTH = 63
+ORG_ID_LENGTH = TOKEN_ID_LENGTH = 4 + 36
+CLUSTER_ID_LENGTH = SCAN_ID_LENGTH = 6 + 36
+EVENT_ID_LENGTH = 4 + 16
 
 
 _clock = {"ms": 0, "seq": 0}

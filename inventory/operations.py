@@ -40,7 +40,8 @@ class Operation:
     if_none_match: bool = False  # honours If-None-Match (304)
     etag: bool = False  # its success answer carries the record's ETag
     secret: bool = False  # its answer holds a secret: Cache-Control: no-store
-    # OpenAPI links from its success answer: name -> (operationId, {parameter: expression})
+    # OpenAPI links from its success answer: name -> (operationId, {parameter:
+    # expression}) or (operationId, {parameter: expression}, {body field: expression})
     links: dict = field(default_factory=dict)
     stream: str | None = None  # a media type it streams instead, when Accept asks for it
 

@@ -9,11 +9,13 @@ upgrades means.
 import re
 
 # A cluster's version: `1.31`, `1.31.2`, `v1.31.2-eks-1234`, `1.29.3+k3s1`.
-VERSION_PATTERN = r"^v?\d{1,4}\.\d{1,4}(\.\d{1,6})?([-+][0-9A-Za-z.+-]{1,100})?$"
+# ([0-9], not \d: Python's \d takes any script's digits, JSON Schema's ASCII only.)
+VERSION_PATTERN = r"^v?[0-9]{1,4}\.[0-9]{1,4}(\.[0-9]{1,6})?([-+][0-9A-Za-z.+-]{1,100})?$"
 VERSION_RE = re.compile(VERSION_PATTERN)
+MAX_VERSION_LENGTH = 1 + 4 + 1 + 4 + 1 + 6 + 1 + 100  # the longest VERSION_PATTERN matches
 # What a filter may compare with: also a bare major (`"1"`); a patch only
 # after a minor, so that `1.99999` is refused rather than read as 1.0.99999.
-_PARTS_RE = re.compile(r"^v?(\d{1,4})(?:\.(\d{1,4})(?:\.(\d{1,6}))?)?(?:[-+].*)?$")
+_PARTS_RE = re.compile(r"^v?(\d{1,4})(?:\.(\d{1,4})(?:\.(\d{1,6}))?)?(?:[-+].*)?$", re.ASCII)
 
 
 def version_parts(text):

@@ -5,7 +5,7 @@ from inventory import grouping
 from inventory.filtering import MAX_LENGTH as MAX_FILTER
 from inventory.lifecycle import DISTRIBUTIONS, STATUSES
 from inventory.ordering import CLUSTERS
-from inventory.versions import VERSION_RE
+from inventory.versions import MAX_VERSION_LENGTH, VERSION_RE
 from schemas.common import (
     FILTER_DESCRIPTION,
     BodySchema,
@@ -15,7 +15,8 @@ from schemas.common import (
     request_schema,
     schema_url_field,
 )
-from schemas.fields import Labels, Slug, Text
+from schemas.fields import MAX_SAFE_INTEGER, Labels, Slug, Text, WholeNumber
+from schemas.scans import MAX_SCANNED_ON
 
 _DAY = {"format": "date"}
 _STATUS = {"enum": list(STATUSES)}
@@ -74,14 +75,16 @@ class KubeClusterSchema(BodySchema):
         validate=validate.Regexp(VERSION_RE, error="Must be a Kubernetes version such as "
                                  "1.31.2 or v1.31.2-eks-1234."),
         metadata={"description": "Control plane version.", "pattern": VERSION_RE.pattern,
+                  "maxLength": MAX_VERSION_LENGTH,
                   "example": "v1.31.2-eks-1234"})
     title = Text(200, required=True, metadata={"description": "Display name; may be empty."})
     description = Text(2000, multiline=True, required=True,
                        metadata={"description": "Free text; may be empty."})
     labels = Labels(required=True)
-    last_scanned_on = fields.Integer(dump_only=True, required=True, allow_none=True,
-                                     metadata={"description": "`scanned_on` of the newest "
-                                               "scan; null before the first."})
+    last_scanned_on = WholeNumber(dump_only=True, required=True, allow_none=True,
+                                  metadata={"description": "`scanned_on` of the newest "
+                                            "scan; null before the first.",
+                                            "minimum": 0, "maximum": MAX_SCANNED_ON})
     support = fields.Nested(SupportSchema, dump_only=True, required=True, metadata={
         "description": "Computed when read, for today: never stored."})
     created_by, created_on, last_modified_by, last_modified_on = audit_fields()
@@ -90,12 +93,15 @@ class KubeClusterSchema(BodySchema):
 KubeClusterCreateSchema = request_schema(
     KubeClusterSchema, "KubeClusterCreate",
     required=("name", "platform", "environment", "version"),
-    defaults={"title": "", "description": "", "labels": dict})
+    defaults={"title": "", "description": "", "labels": dict},
+    example={"name": "payments", "platform": "eks-prod", "environment": "production",
+             "version": "v1.31.2-eks-1234", "labels": {"team": "core"}})
 KubeClusterPatchSchema = request_schema(
     KubeClusterSchema, "KubeClusterPatch", change=True, immutable=("name", "platform"),
     overrides={"labels": Labels(allow_null_values=True, metadata={
         "description": "Labels to set, key by key; a null value removes that label. "
-                       "At most 64 remain."})})
+                       "At most 64 remain."})},
+    example={"version": "1.32.0", "labels": {"team": None, "owner": "ops"}})
 KubeClusterListSchema = envelope("KubeClusterList", KubeClusterSchema)
 KubeClusterListArgsSchema = list_args("KubeClusterList", [
     'environment="production" AND version<"1.30"', "labels:team", 'labels.team="core"',
@@ -132,7 +138,7 @@ class SummaryGroupSchema(Schema):
                          if name != "support.status"},
                       "support.status": {"type": "string", **_STATUS}},
                   "examples": [{"version": "1.29", "environment": "production"}]})
-    count = fields.Integer(required=True, metadata={"minimum": 1})
+    count = WholeNumber(required=True, metadata={"minimum": 1, "maximum": MAX_SAFE_INTEGER})
 
 
 class KubeClusterSummarySchema(BodySchema):
@@ -141,6 +147,7 @@ class KubeClusterSummarySchema(BodySchema):
     SCHEMA_NAME = "KubeClusterSummary"
     schema_url = schema_url_field(required=True)
     groups = fields.List(fields.Nested(SummaryGroupSchema), required=True, metadata={
+        "maxItems": grouping.MAX_GROUPS,
         "description": "In descending count, then key order (versions as versions, "
         "statuses in lifecycle order, a missing label first); at most 1,000, the largest: "
         "when the counts add up to less than `total`, smaller groups were left out.",
@@ -148,5 +155,5 @@ class KubeClusterSummarySchema(BodySchema):
                                "support.status": "extended"}, "count": 12},
                       {"key": {"environment": "staging", "version": "1.29",
                                "support.status": "unsupported"}, "count": 3}]]})
-    total = fields.Integer(required=True, metadata={
+    total = WholeNumber(required=True, metadata={"maximum": MAX_SAFE_INTEGER,
         "description": "How many clusters matched: the sum of the counts.", "minimum": 0})

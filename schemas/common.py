@@ -15,15 +15,16 @@ from marshmallow import Schema, fields, missing, post_load, pre_load, validate
 
 from inventory.ordering import MAX_ORDER_BY
 from inventory.schema_urls import describe
+from schemas.fields import WholeNumber
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 MAX_CONTINUE = 2048
 
 
-def schema_url_field(required=False):
+def schema_url_field(required=False, url_format="uri"):
     return fields.Method("_schema_url", data_key="$schema", dump_only=True, required=required,
-                         metadata={"type": "string", "format": "uri",
+                         metadata={"type": "string", "format": url_format,
                                    "description": "URL of the JSON Schema of this body; "
                                    "records inside a list do not repeat it."})
 
@@ -67,7 +68,7 @@ def _variant(field, **attributes):
 
 
 def request_schema(response, name, *, required=(), defaults=None, immutable=(),
-                   change=False, overrides=None):
+                   change=False, overrides=None, example=None):
     """The schema of what a client sends, derived from `response` (the
     schema of what the server sends) as the module docstring says.
 
@@ -75,7 +76,8 @@ def request_schema(response, name, *, required=(), defaults=None, immutable=(),
     fields of a create become (said in their descriptions); `immutable`:
     fields a change may repeat but not alter; `change`: a partial update
     (nothing required, no defaults); `overrides`: fields whose input rules
-    differ (labels a change may null)."""
+    differ (labels a change may null); `example`: a body to show (the
+    document's `example`, where Swagger UI's Try-it-out starts)."""
     declared, ignored = {}, set()
     for field_name, field in response._declared_fields.items():
         if field_name in (overrides or {}):
@@ -116,7 +118,7 @@ def request_schema(response, name, *, required=(), defaults=None, immutable=(),
         return data
     return type(f"{name}Schema", (BodySchema,), {
         **declared, "SCHEMA_NAME": name, "IGNORED": frozenset(ignored),
-        "fill_defaults": fill_defaults,
+        "fill_defaults": fill_defaults, "EXAMPLE": example,
         "__doc__": f"What a client sends to {'change' if change else 'make'} "
                    f"a {response.SCHEMA_NAME}."})
 
@@ -150,7 +152,8 @@ def envelope(name, item_schema):
     return type(f"{name}Schema", (BodySchema,), {
         "SCHEMA_NAME": name,
         "schema_url": schema_url_field(required=True),
-        "results": fields.List(fields.Nested(item_schema(nested=True)), required=True),
+        "results": fields.List(fields.Nested(item_schema(nested=True)), required=True,
+                               metadata={"maxItems": MAX_LIMIT}),
         "pagination": fields.Nested(PaginationSchema, required=True),
     })
 
@@ -176,8 +179,8 @@ last with `desc`. A page costs the same at any depth."""
 
 
 def limit_field():
-    return fields.Integer(
-        validate=validate.Range(min=0, max=MAX_LIMIT),
+    return WholeNumber(
+        text=True, validate=validate.Range(min=0, max=MAX_LIMIT),
         metadata={"default": DEFAULT_LIMIT,
                   "description": f"Page size, 0 to {MAX_LIMIT}; 0 or absent means "
                                  f"{DEFAULT_LIMIT}."})
@@ -230,8 +233,11 @@ class ErrorSchema(BodySchema):
     """The error body of every failed request (`application/problem+json`)."""
 
     SCHEMA_NAME = "Error"
-    schema_url = schema_url_field(required=True)
-    status = fields.Integer(required=True)
+    # relative (`/schemas/Error.json`) where the host is not known or not
+    # allowed: the server layer's answers, a forged Host's 400
+    schema_url = schema_url_field(required=True, url_format="uri-reference")
+    status = WholeNumber(required=True, metadata={"format": "int32", "minimum": 100,
+                                                  "maximum": 599})
     title = fields.String(required=True)
     detail = fields.String(required=True)
     type = fields.String(required=True, metadata={"format": "uri"})

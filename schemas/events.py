@@ -1,7 +1,7 @@
 """The change feed's events, and how to ask for them."""
 from marshmallow import Schema, fields, validate
 
-from inventory.ids import EVENT_ID_RE
+from inventory.ids import EVENT_ID_LENGTH, EVENT_ID_RE
 from schemas.common import (
     FILTER_DESCRIPTION,
     BodySchema,
@@ -10,6 +10,7 @@ from schemas.common import (
     filter_field,
     limit_field,
 )
+from schemas.fields import WholeNumber
 
 MAX_WAIT = 60
 EVENT_TYPES = [f"{kind}.{action}" for kind in ("organization", "kubeplatform", "kubecluster")
@@ -67,9 +68,9 @@ class EventListArgsSchema(Schema):
                                                     "16 hex digits)."),
         metadata={"description": "Only the events after this one: the last id a reader saw. "
                                  "410 if the feed no longer keeps it.",
-                  "pattern": EVENT_ID_RE.pattern})
-    wait = fields.Integer(
-        validate=validate.Range(min=1, max=MAX_WAIT),
+                  "pattern": EVENT_ID_RE.pattern, "maxLength": EVENT_ID_LENGTH})
+    wait = WholeNumber(
+        text=True, validate=validate.Range(min=1, max=MAX_WAIT),
         metadata={"description": f"Seconds (1 to {MAX_WAIT}) to wait for a newer event "
                                  "when there is none yet; the answer comes as soon as one "
                                  "is committed, or empty at the end of the wait."})

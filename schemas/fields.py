@@ -46,6 +46,31 @@ class Text(fields.String):
                                   + ("." if self._control is _CONTROL else " or line breaks."))
 
 
+# the largest integer every JSON client holds exactly (an IEEE 754 double)
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+class WholeNumber(fields.Integer):
+    """An integer as JSON Schema counts one: `5` and `5.0` alike (JSON does
+    not tell them apart, and `time.time() // 1` makes the second), never
+    `5.5`, `true` or `"5"`. In a query string (`text=True`) its decimal text:
+    `5` or `5.0`. Documented as `int64`, with the bounds of its `validate`."""
+
+    _TEXT = re.compile(r"[+-]?[0-9]{1,19}(?:\.0+)?")
+
+    def __init__(self, *, text=False, **kwargs):
+        self.text = text
+        metadata = {"format": "int64", **kwargs.pop("metadata", {})}
+        super().__init__(strict=True, metadata=metadata, **kwargs)
+
+    def _validated(self, value):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        elif self.text and isinstance(value, str) and self._TEXT.fullmatch(value):
+            value = int(value.partition(".")[0])
+        return super()._validated(value)
+
+
 class Slug(fields.String):
     def __init__(self, **kwargs):
         metadata = {"description": SLUG_DESCRIPTION, "pattern": SLUG_RE.pattern,

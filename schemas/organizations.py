@@ -3,13 +3,13 @@ from marshmallow import Schema, fields, validate
 
 from inventory.ordering import ORGANIZATIONS
 from schemas.common import BodySchema, audit_fields, envelope, list_args, request_schema
-from schemas.fields import Text
+from schemas.fields import Text, WholeNumber
 
 MAX_QUOTA = 1_000_000
 
 
 def _quota(what, required):
-    return fields.Integer(strict=True, required=required, validate=validate.Range(0, MAX_QUOTA),
+    return WholeNumber(required=required, validate=validate.Range(0, MAX_QUOTA),
                           metadata={"description": f"How many {what} the organization may hold."})
 
 
@@ -52,9 +52,12 @@ _QUOTAS_CHANGE = fields.Nested(QuotasChangeSchema, metadata={
                    "keep their value, the deployment's default unless set."})
 OrganizationCreateSchema = request_schema(OrganizationSchema, "OrganizationCreate",
                                           required=("title",), defaults={"description": ""},
-                                          overrides={"quotas": _QUOTAS_CHANGE})
+                                          overrides={"quotas": _QUOTAS_CHANGE},
+                                          example={"title": "Acme Corp",
+                                                   "description": "Payments and ledgers."})
 OrganizationPatchSchema = request_schema(OrganizationSchema, "OrganizationPatch", change=True,
-                                         overrides={"quotas": _QUOTAS_CHANGE})
+                                         overrides={"quotas": _QUOTAS_CHANGE},
+                                         example={"description": "Payments, ledgers and cards."})
 OrganizationListSchema = envelope("OrganizationList", OrganizationSchema)
 OrganizationListArgsSchema = list_args("OrganizationList", [
     'title="Acme*"', 'created_on>="2026-11-01T00:00:00Z"', 'NOT description=""'], ORGANIZATIONS)

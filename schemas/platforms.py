@@ -1,7 +1,7 @@
 """A platform: a cloud and control plane provider pairing of an organization."""
 from marshmallow import Schema, fields, validate
 
-from inventory.ids import ORG_ID_RE
+from inventory.ids import ORG_ID_LENGTH, ORG_ID_RE
 from inventory.ordering import PLATFORMS
 from schemas.common import BodySchema, audit_fields, envelope, list_args, request_schema
 from schemas.fields import Slug, Text
@@ -31,7 +31,7 @@ class KubePlatformSchema(BodySchema):
     organization = fields.String(required=True, validate=validate.Regexp(
         ORG_ID_RE, error="Must be an organization id (org_ followed by a UUID)."), metadata={
         "description": "Id of the owning organization (`org_...`); cannot be changed.",
-        "pattern": ORG_ID_RE.pattern})
+        "pattern": ORG_ID_RE.pattern, "maxLength": ORG_ID_LENGTH})
     title = Text(200, required=True, metadata={"description": "Display name; may be empty."})
     description = Text(2000, multiline=True, required=True,
                        metadata={"description": "Free text; may be empty."})
@@ -43,9 +43,13 @@ class KubePlatformSchema(BodySchema):
 KubePlatformCreateSchema = request_schema(
     KubePlatformSchema, "KubePlatformCreate",
     required=("name", "organization", "control_plane", "infrastructure"),
-    defaults={"title": "", "description": ""})
+    defaults={"title": "", "description": ""},
+    example={"name": "eks-prod", "organization": "org_0192f4a0-0000-7000-8000-000000000000",
+             "title": "EKS production", "control_plane": {"provider": "eks"},
+             "infrastructure": {"cloud": {"provider": "aws"}}})
 KubePlatformPatchSchema = request_schema(KubePlatformSchema, "KubePlatformPatch", change=True,
-                                         immutable=("name", "organization", "control_plane"))
+                                         immutable=("name", "organization", "control_plane"),
+                                         example={"title": "EKS production (eu-west-1)"})
 KubePlatformListSchema = envelope("KubePlatformList", KubePlatformSchema)
 KubePlatformListArgsSchema = list_args("KubePlatformList", [
     'control_plane.provider="eks" AND infrastructure.cloud.provider="aws"',

@@ -1,7 +1,7 @@
 """API tokens: records, and the secret shown once."""
 from marshmallow import fields, validate
 
-from inventory.ids import ORG_ID_RE
+from inventory.ids import ORG_ID_LENGTH, ORG_ID_RE
 from inventory.ordering import TOKENS
 from inventory.roles import ROLES
 from schemas.common import (
@@ -28,7 +28,7 @@ class TokenSchema(BodySchema):
         required=True, allow_none=True,
         validate=validate.Regexp(ORG_ID_RE, error="Must be an organization id."),
         metadata={"description": "The organization the token is confined to; null: all.",
-                  "pattern": ORG_ID_RE.pattern})
+                  "pattern": ORG_ID_RE.pattern, "maxLength": ORG_ID_LENGTH})
     created_by = fields.String(dump_only=True, required=True)
     created_on = fields.String(dump_only=True, required=True, metadata={"format": "date-time"})
     last_used_on = fields.String(dump_only=True, required=True, allow_none=True,
@@ -46,7 +46,8 @@ class NewTokenSchema(TokenSchema):
 
 
 TokenCreateSchema = request_schema(TokenSchema, "TokenCreate", required=("name", "role"),
-                                   defaults={"organization": None})
+                                   defaults={"organization": None},
+                                   example={"name": "scanner-eu", "role": "writer"})
 TokenListSchema = envelope("TokenList", TokenSchema)
 TokenListArgsSchema = list_args(
     "TokenList", ['role="admin"', 'organization="org_0192f4a0-0000-7000-8000-000000000000"'],

@@ -294,16 +294,21 @@ def test_admin_token_from_the_environment_is_an_unscoped_admin(app, two_orgs):
 
 
 @pytest.mark.skipif(REAL_MONGO, reason="about the embedded store")
-def test_embedded_store_makes_and_prints_a_local_admin_token(capsys, caplog):
+def test_embedded_store_makes_a_local_admin_token_and_files_it_off_a_terminal(
+        capsys, caplog, tmp_path):
     from app import create_app
     from inventory.config import Config
 
-    app = create_app(Config(ANNOUNCE=True, INVENTORY_ADMIN_TOKEN=None))
-    printed = capsys.readouterr().out
+    app = create_app(Config(ANNOUNCE=True, INVENTORY_ADMIN_TOKEN=None,
+                            INVENTORY_DATA_DIR=str(tmp_path)))
+    printed = capsys.readouterr()
     token = app.extensions["inventory.admin_token"]
-    assert token in printed
-    assert "in memory" in caplog.text or "in-memory" in caplog.text
-    assert token not in caplog.text
+    token_file = tmp_path / "admin-token"  # neither stdout nor stderr is a terminal here
+    assert token_file.read_text() == token + "\n"
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    assert str(token_file) in caplog.text  # the log says where
+    assert "in memory" in caplog.text or "in-memory" in caplog.text or "journal" in caplog.text
+    assert token not in caplog.text + printed.out + printed.err
     assert client_with(app, token).get("/organizations").status_code == 200
 
 

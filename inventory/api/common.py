@@ -6,11 +6,17 @@ from inventory import filtering
 from inventory.api.errors import RequestError
 from inventory.auth import current_scope
 from inventory.ids import (
+    CLUSTER_ID_LENGTH,
     CLUSTER_ID_RE,
+    EVENT_ID_LENGTH,
     EVENT_ID_RE,
+    ORG_ID_LENGTH,
     ORG_ID_RE,
+    SCAN_ID_LENGTH,
     SCAN_ID_RE,
+    SLUG_LENGTH,
     SLUG_RE,
+    TOKEN_ID_LENGTH,
     TOKEN_ID_RE,
 )
 from inventory.paging import tokens
@@ -24,6 +30,7 @@ class PathKey:
     description: str
     what: str  # for the 422's message: "Must be {what}."
     patterns: tuple
+    max_length: int  # the longest value any of the patterns matches, for the document
 
     def check(self, name, value):
         if not any(pattern.match(value) for pattern in self.patterns):
@@ -33,18 +40,22 @@ class PathKey:
 
 PATH_KEYS = {
     "org": PathKey("The organization's id.",
-                   "an organization id (org_ followed by a UUID)", (ORG_ID_RE,)),
+                   "an organization id (org_ followed by a UUID)", (ORG_ID_RE,), ORG_ID_LENGTH),
     "platform": PathKey("The platform's name (slug).",
-                        "a platform name (an RFC 1123 DNS label)", (SLUG_RE,)),
+                        "a platform name (an RFC 1123 DNS label)", (SLUG_RE,), SLUG_LENGTH),
     "cluster": PathKey("The cluster's name (slug) or id (`k8scl_` + UUID).",
                        "a cluster name (an RFC 1123 DNS label) or id (k8scl_ followed by a UUID)",
-                       (SLUG_RE, CLUSTER_ID_RE)),
-    "scan": PathKey("The scan's id.", "a scan id (k8scs_ followed by a UUID)", (SCAN_ID_RE,)),
-    "token": PathKey("The token's id.", "a token id (tok_ followed by a UUID)", (TOKEN_ID_RE,)),
+                       (SLUG_RE, CLUSTER_ID_RE), max(SLUG_LENGTH, CLUSTER_ID_LENGTH)),
+    "scan": PathKey("The scan's id.", "a scan id (k8scs_ followed by a UUID)", (SCAN_ID_RE,),
+                    SCAN_ID_LENGTH),
+    # /tokens/{id}: a token's id, never its secret (a parameter named `token` reads as a
+    # credential in the URL to linters and proxies alike)
+    "id": PathKey("The token's id (`tok_` + UUID; never its secret).",
+                  "a token id (tok_ followed by a UUID)", (TOKEN_ID_RE,), TOKEN_ID_LENGTH),
     "event": PathKey("The event's id.", "an event id (evt_ followed by 16 hex digits)",
-                     (EVENT_ID_RE,)),
+                     (EVENT_ID_RE,), EVENT_ID_LENGTH),
     "name": PathKey("A schema's name, as in a body's `$schema`.", "a schema name",
-                    (re.compile(r"^[A-Za-z0-9]{1,64}$"),)),
+                    (re.compile(r"^[A-Za-z0-9]{1,64}$"),), 64),
 }
 
 
@@ -65,7 +76,7 @@ def scan_key(value):
 
 
 def token_key(value):
-    return PATH_KEYS["token"].check("token", value)
+    return PATH_KEYS["id"].check("id", value)
 
 
 def event_key(value):

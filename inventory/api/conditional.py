@@ -5,7 +5,21 @@ Only operations that declare them (`if_match`, `if_none_match` in
 """
 from flask import current_app, request
 
+from inventory.api.errors import RequestError
 from inventory.operations import current_operation
+
+# The longest If-Match or If-None-Match read: about a hundred ETags. Longer
+# is a 422 here rather than the server layer's 431 at 8 KiB.
+MAX_ETAG_LIST = 2048
+
+
+def _etag_list(header):
+    """The header's value, refused when longer than MAX_ETAG_LIST."""
+    value = request.headers.get(header, "")
+    if len(value) > MAX_ETAG_LIST:
+        raise RequestError(422, f"header.{header.lower()}",
+                           f"At most {MAX_ETAG_LIST} characters.", value)
+    return value
 
 
 def etag(record):
@@ -24,16 +38,20 @@ def if_match():
     only weak tags allows nothing and the write fails with 412.
     """
     declared = current_operation()
-    if not declared.if_match or "If-Match" not in request.headers \
-            or request.if_match.star_tag:
+    if not declared.if_match or "If-Match" not in request.headers:
+        return None
+    _etag_list("If-Match")
+    if request.if_match.star_tag:
         return None
     return list(request.if_match)  # the strong tags, unquoted
 
 
 def not_modified(record):
     """A 304 if If-None-Match names the record's current ETag, else None."""
+    if not current_operation().if_none_match or not _etag_list("If-None-Match"):
+        return None
     tags = request.if_none_match
-    if current_operation().if_none_match and tags and (
+    if tags and (
             tags.star_tag or tags.contains_weak(record.revision)):
         response = current_app.response_class(status=304)
         response.headers["ETag"] = etag(record)

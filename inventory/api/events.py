@@ -85,6 +85,7 @@ class Events(MethodView):
         events, next_after, end = feed.page(after, args.get("limit") or DEFAULT_LIMIT,
                                             tree, scope)
         if args.get("wait") and not events:
+            _extend_answer(args["wait"])  # a wait past REQUEST_TIMEOUT still gets its answer
             deadline = time.monotonic() + args["wait"]
             while not events and (remaining := deadline - time.monotonic()) > 0:
                 if next_after is not None:  # held by a slot about to be filled or closed
@@ -121,14 +122,20 @@ class Event(MethodView):
         return get_store().events.get(event_key(event), current_scope())
 
 
+def _extend_answer(seconds):
+    """Let this answer take `seconds` more than the server's answer deadline
+    (inventory.serving), where there is one (not under the test client)."""
+    extend = request.environ.get("inventory.extend_answer")
+    if extend is not None:
+        extend(seconds + REQUEST_TIMEOUT)
+
+
 def _stream(feed, after, tree, scope):
     """The Server-Sent Events answer: events as they are committed, a comment
     when there are none for STREAM_KEEPALIVE_SECONDS, the end after
     STREAM_SECONDS. Each waits in its own greenlet, holding no thread."""
     streams.take()
-    extend = request.environ.get("inventory.extend_answer")  # the server's answer deadline
-    if extend is not None:
-        extend(STREAM_SECONDS + REQUEST_TIMEOUT)
+    _extend_answer(STREAM_SECONDS)
     return Response(_EventStream(feed, after, tree, scope), mimetype=EVENT_STREAM,
                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 

@@ -65,6 +65,23 @@ def _rewrite_refs(node):
     return node
 
 
+@blp.route("/schemas")
+class JsonSchemaIndex(MethodView):
+    @blp.response(200, {"type": "object", "title": "SchemaIndex", "required": ["schemas"],
+                        "properties": {"schemas": {
+                            "type": "object", "description": "Each schema's name and URL.",
+                            "additionalProperties": {"type": "string", "format": "uri"}}}},
+                  description="The JSON Schemas this service serves.")
+    @operation("listJsonSchemas", role=None)
+    def get(self):
+        """The JSON Schemas, by name
+
+        Needs no token: what a body's `$schema` may name, each with its URL."""
+        components = current_app.extensions["inventory.api"].openapi_document()["components"]
+        return jsonify({"schemas": {name: schema_url(name)
+                                    for name in sorted(components.get("schemas", {}))}})
+
+
 @blp.route("/schemas/<name>.json")
 class JsonSchema(MethodView):
     @blp.response(200, {"type": "object"}, content_type="application/schema+json",

@@ -11,8 +11,11 @@ looks at paths or blueprint names.
 import copy
 from http import HTTPStatus
 
+from inventory import limits
 from inventory.api.common import PATH_KEYS
+from inventory.api.conditional import MAX_ETAG_LIST
 from inventory.api.idempotency import HEADER as IDEMPOTENCY_HEADER
+from schemas.common import BodySchema
 
 PROBLEM = "application/problem+json"
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
@@ -43,14 +46,26 @@ HEADERS = {
     "RateLimit": {"description": "What is left of it: `\"token\";r=998;t=59`, `r` requests "
                   "left, `t` seconds until the window frees some.",
                   "schema": {"type": "string"}},
+    # inventory.api.cors: on any answer of the app, when the request's Origin is allowed
+    "Access-Control-Allow-Origin": {
+        "description": "The request's `Origin`, when it is one of the deployment's "
+                       "CORS_ORIGINS (see the document's description); absent otherwise.",
+        "schema": {"type": "string"}},
 }
+# May come with any answer of the app, whatever the route declares (CORS,
+# for a browser page on an allowed origin).
+EVERY_ANSWER = ("Access-Control-Allow-Origin",)
+
+# An ETag list as RFC 9110 writes it: visible ASCII, spaces and commas
+ETAG_LIST = {"type": "string", "maxLength": MAX_ETAG_LIST,
+             "pattern": "^[\\x21-\\x7e \\t]*$"}
 
 REQUEST_HEADERS = {
-    "If-Match": {"in": "header", "name": "If-Match", "required": False, "schema": {"type": "string"},
+    "If-Match": {"in": "header", "name": "If-Match", "required": False, "schema": ETAG_LIST,
                  "description": "Change or delete only if the record is still at one of these "
                                 "ETags (else 412). `*` matches any."},
     "If-None-Match": {"in": "header", "name": "If-None-Match", "required": False,
-                      "schema": {"type": "string"},
+                      "schema": ETAG_LIST,
                       "description": "Answer 304 with no body if the record is at one of these ETags."},
     IDEMPOTENCY_HEADER: {
         "in": "header", "name": IDEMPOTENCY_HEADER, "required": False,
@@ -61,7 +76,12 @@ REQUEST_HEADERS = {
 }
 
 ERROR_MEANINGS = {
-    400: "The body is not valid JSON (also: duplicate keys, NaN, invalid UTF-8, nesting over 32).",
+    400: "The request is malformed: a body that is not valid JSON (also: duplicate keys, NaN, "
+         "invalid UTF-8, nesting over 32), a query string that is not UTF-8, a `Host` this "
+         "deployment does not serve (ALLOWED_HOSTS), or, from the server layer, a request "
+         "that is not valid HTTP/1.1.",
+    408: f"The request line and headers did not arrive within {limits.HEADER_TIMEOUT:g} s, "
+         f"or the body stalled for {limits.REQUEST_TIMEOUT:g} s.",
     401: "No valid bearer token.",
     403: "The token's role or organization scope does not allow this.",
     404: "No such record (or not visible to this token), or no such route.",
@@ -70,14 +90,23 @@ ERROR_MEANINGS = {
     412: "If-Match names no current ETag of the record: it changed meanwhile.",
     410: "The resume point is older than the oldest event kept: list again and resume "
          "from the newest id.",
-    413: "The body is over 1 MiB.",
+    413: f"The body is over {limits.MAX_BODY_BYTES // 2**20} MiB.",
+    414: f"The request line is over {limits.REQUEST_LINE_BYTES // 1024} KiB.",
     415: "The body is not JSON.",
     422: "A parameter, header or body field is not valid; `errors` has one entry per problem.",
+    431: f"A header field is over {limits.REQUEST_HEADER_FIELD_BYTES:,} bytes, or there are "
+         f"more than {limits.REQUEST_HEADER_FIELDS} of them.",
     429: "Too many requests: the caller's rate limit (see `RateLimit-Policy`), or more of "
          "its requests at once than it may have in flight; retry after `Retry-After` seconds.",
     500: "The service failed; the answer reveals nothing of its code.",
-    503: "The database cannot be reached; retry after `Retry-After` seconds.",
+    501: "A transfer coding other than chunked (`Transfer-Encoding: gzip, chunked`).",
+    503: "The database cannot be reached, or the worker holds as many connections as it may; "
+         "retry after `Retry-After` seconds.",
+    505: "An HTTP version other than 1.0 and 1.1.",
 }
+# What the server layer (gunicorn, inventory.serving) may answer to any
+# request, before the app sees it (README: Errors).
+SERVER_LAYER = frozenset({400, 408, 413, 414, 431, 501, 503, 505})
 
 
 def _problem(status):
@@ -85,7 +114,9 @@ def _problem(status):
                "Link": {"$ref": "#/components/headers/Link"}}
     extra = {401: ("WWW-Authenticate",), 503: ("Retry-After",),
              429: ("Retry-After", "RateLimit-Policy", "RateLimit")}.get(status, ())
-    headers.update(_header_refs(*extra))
+    headers.update(_header_refs(*extra, *EVERY_ANSWER))
+    if 400 <= status < 500:  # a counted request's refusal carries the rate headers too
+        headers.update(_header_refs("RateLimit-Policy", "RateLimit"))
     return {"description": f"{HTTPStatus(status).phrase}: {ERROR_MEANINGS[status]}",
             "headers": headers, "content": {PROBLEM: {"schema": ERROR_REF}}}
 
@@ -97,7 +128,7 @@ def _header_refs(*names):
 def _error_statuses(operation, declared):
     """What the operation may answer besides success: what every request
     may meet, what its token and body may cause, and what it declares."""
-    statuses = {500, *declared.errors}
+    statuses = {500, *SERVER_LAYER, *declared.errors}
     if declared.role is not None:  # needs a token, so rate limited (inventory.api.limits)
         statuses |= {401, 403, 429, 503}
     if "requestBody" in operation:
@@ -120,12 +151,19 @@ def _success_headers(status, response, declared):
         names.append("Cache-Control")
     if declared.role is not None:
         names += ["RateLimit-Policy", "RateLimit"]
-    return _header_refs(*names)
+    return _header_refs(*names, *EVERY_ANSWER)
 
 
 def _links(declared):
-    return {name: {"operationId": target, "parameters": parameters}
-            for name, (target, parameters) in declared.links.items()}
+    """OpenAPI links: (operationId, {parameter: expression}[, {body field: expression}])."""
+    links = {}
+    for name, (target, parameters, *body) in declared.links.items():
+        link = links[name] = {"operationId": target}
+        if parameters:
+            link["parameters"] = parameters
+        if body:
+            link["requestBody"] = body[0]
+    return links
 
 
 def _complete_operation(operation, declared):
@@ -144,7 +182,8 @@ def _complete_operation(operation, declared):
     if declared.if_none_match:
         parameters.append(REQUEST_HEADERS["If-None-Match"])
         responses["304"] = {"description": "Not Modified: the record is at an ETag of "
-                            "If-None-Match.", "headers": _header_refs("ETag", "X-Request-ID")}
+                            "If-None-Match.",
+                            "headers": _header_refs("ETag", "X-Request-ID", *EVERY_ANSWER)}
     if declared.if_match:
         parameters.append(REQUEST_HEADERS["If-Match"])
     if declared.idempotency_key:
@@ -166,8 +205,27 @@ def _describe_path_parameters(path_item):
         if key is not None:
             parameter["description"] = key.description
             # one anchored alternative per form the key may take
-            parameter["schema"] = {"type": "string", "pattern": "|".join(
-                f"(?:{pattern.pattern})" for pattern in key.patterns)}
+            parameter["schema"] = {"type": "string", "maxLength": key.max_length,
+                                   "pattern": "|".join(f"(?:{pattern.pattern})"
+                                                       for pattern in key.patterns)}
+
+
+def _body_schemas(base=BodySchema):
+    for schema in base.__subclasses__():
+        yield schema
+        yield from _body_schemas(schema)
+
+
+def _name_and_exemplify(schemas):
+    """Each schema's `title` is its name, so that code generators name their
+    classes after it; a request schema with an EXAMPLE shows it (Swagger UI's
+    Try-it-out starts from it)."""
+    for name, schema in schemas.items():
+        schema.setdefault("title", name)
+    for body in _body_schemas():
+        example = getattr(body, "EXAMPLE", None)
+        if example is not None and body.SCHEMA_NAME in schemas:
+            schemas[body.SCHEMA_NAME]["example"] = example
 
 
 def complete(document, declarations, cors=""):
@@ -182,9 +240,11 @@ def complete(document, declarations, cors=""):
         "type": "http", "scheme": "bearer",
         "description": "An API token: `Authorization: Bearer <token>`."}}
     document["security"] = [{"bearerAuth": []}]
-    document["servers"] = [{"url": "/", "description": "This service, where the document "
-                            "is served from."}]
+    document["servers"] = [{"url": "/", "x-internal": True, "description": (
+        "This deployment, where the document is served from (local, staging or production "
+        "alike): the team's own inventory, not a public API.")}]
     components["schemas"].pop("PaginationMetadata", None)  # flask-smorest's; unused here
+    _name_and_exemplify(components["schemas"])
     document["info"]["description"] = (
         "An inventory of Kubernetes infrastructure for customers: organizations, their "
         "platforms, the clusters those provision, and the clusters' scans. Lists page with "

@@ -39,7 +39,11 @@ class Organizations(MethodView):
                errors=(409, 422), links={
                    "get": ("getOrganization", {"org": "$response.body#/id"}),
                    "update": ("updateOrganization", {"org": "$response.body#/id"}),
-                   "delete": ("deleteOrganization", {"org": "$response.body#/id"})})
+                   "delete": ("deleteOrganization", {"org": "$response.body#/id"}),
+                   # what is made in it next names it in its body
+                   "createPlatform": ("createKubePlatform", {},
+                                      {"organization": "$response.body#/id"}),
+                   "createToken": ("createToken", {}, {"organization": "$response.body#/id"})})
     def post(self, body):
         """Create an organization
 

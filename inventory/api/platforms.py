@@ -40,7 +40,9 @@ class KubePlatforms(MethodView):
                errors=(409, 422), links={
                    "get": ("getKubePlatform", _BY_NAME),
                    "update": ("updateKubePlatform", _BY_NAME),
-                   "delete": ("deleteKubePlatform", _BY_NAME)})
+                   "delete": ("deleteKubePlatform", _BY_NAME),
+                   "createCluster": ("createKubeCluster", {},
+                                     {"platform": "$response.body#/name"})})
     def post(self, body):
         """Create a platform
 

@@ -33,8 +33,8 @@ class Tokens(MethodView):
     @blp.arguments(TokenCreateSchema)
     @blp.response(201, NewTokenSchema)
     @operation("createToken", role="admin", secret=True, errors=(422,), links={
-        "get": ("getToken", {"token": "$response.body#/id"}),
-        "revoke": ("revokeToken", {"token": "$response.body#/id"})})
+        "get": ("getToken", {"id": "$response.body#/id"}),
+        "revoke": ("revokeToken", {"id": "$response.body#/id"})})
     def post(self, body):
         """Make a token
 
@@ -44,19 +44,19 @@ class Tokens(MethodView):
         record, secret = get_store().tokens.create(body, current_principal().name,
                                                    current_scope())
         return ({**record, "token": secret}, 201,
-                {"Location": url_for(".Token", token=record["id"], _external=True)})
+                {"Location": url_for(".Token", id=record["id"], _external=True)})
 
 
-@blp.route("/<token>")
+@blp.route("/<id>")
 class Token(MethodView):
     @blp.response(200, TokenSchema)
     @operation("getToken", role="admin", errors=(404, 422))
-    def get(self, token):
+    def get(self, id):
         """Read a token's record"""
-        return get_store().tokens.get(token_key(token), current_scope())
+        return get_store().tokens.get(token_key(id), current_scope())
 
     @blp.response(204)
     @operation("revokeToken", role="admin", errors=(404, 422))
-    def delete(self, token):
+    def delete(self, id):
         """Revoke a token, effective from the next request"""
-        get_store().tokens.revoke(token_key(token), current_scope())
+        get_store().tokens.revoke(token_key(id), current_scope())

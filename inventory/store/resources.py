@@ -12,6 +12,7 @@ from inventory.errors import (
     NotAllowed,
     NotFound,
 )
+from inventory.grouping import MAX_GROUPS
 from inventory.ids import new_id
 from inventory.labels import MAX_LABELS
 from inventory.lifecycle import LIFECYCLES, STATUSES, distribution_of, minor_of, today
@@ -27,9 +28,6 @@ from inventory.store.events import OUTBOX
 from inventory.store.query import DISTRIBUTION_FIELD, VERSION_KEY_FIELD
 from inventory.versions import version_key, version_parts
 
-# A summary answers at most this many groups, the largest: its answer (and
-# the work of shaping it) stays bounded when a field has a value per cluster.
-MAX_GROUPS = 1000
 AUDIT_FIELDS = {"created_by": "string", "created_on": "timestamp",
                 "last_modified_by": "string", "last_modified_on": "timestamp"}
 
