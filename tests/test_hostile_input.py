@@ -6,7 +6,7 @@ import pytest
 
 from inventory import filtering
 from inventory.problems import MAX_ENTRIES
-from inventory.store import base
+from inventory.store import pages
 from tests.conftest import assert_problem, client_with, walk
 
 SURROGATE = '"\\ud800"'  # as a client escapes it in JSON text
@@ -246,7 +246,7 @@ def test_unknown_methods_are_one_metrics_label(client):
 def small_window(monkeypatch):
     """A page examines at most 7 records: the logic of the bound, at a size
     a test can walk (the real bound is tested on the store, at scale)."""
-    monkeypatch.setattr(base, "MAX_EXAMINED", 7)
+    monkeypatch.setattr(pages, "MAX_EXAMINED", 7)
 
 
 def test_a_filtered_page_stops_at_its_bound_and_a_walk_finds_every_match_once(

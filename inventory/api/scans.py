@@ -1,4 +1,6 @@
 """/kubeclusters/{cluster}/scans: the scans of a cluster."""
+from functools import partial
+
 from flask import url_for
 from flask.views import MethodView
 
@@ -30,11 +32,7 @@ class KubeClusterScans(MethodView):
         store = get_store()
         cluster_id = store.clusters.get(cluster_key(cluster), current_scope())["id"]
         return list_page(f"kubeclusters/{cluster_id}/scans", args,
-                         # the scope was applied when looking the cluster up
-                         lambda tree, after, limit, _scope, ordering, backwards:
-                         store.scans.list_of_cluster(cluster_id, tree, after, limit,
-                                                     ordering, backwards),
-                         SCANS)
+                         partial(store.scans.list_of_cluster, cluster_id), SCANS)
 
     @blp.arguments(KubeClusterScanCreateSchema, required=False)  # no body: scanned now
     @blp.response(201, KubeClusterScanSchema)
