@@ -1,4 +1,5 @@
-"""What the resource views share: path keys, the caller, list pages."""
+"""What the resource views share: path keys (checked for every route by
+inventory.api.blueprint) and list pages."""
 import re
 from dataclasses import dataclass
 
@@ -47,30 +48,6 @@ PATH_KEYS = {
     "name": PathKey("A schema's name, as in a body's `$schema`.", "a schema name",
                     (re.compile(r"^[A-Za-z0-9]{1,64}$"),)),
 }
-
-
-def org_key(value):
-    return PATH_KEYS["org"].check("org", value)
-
-
-def platform_key(value):
-    return PATH_KEYS["platform"].check("platform", value)
-
-
-def cluster_key(value):
-    return PATH_KEYS["cluster"].check("cluster", value)
-
-
-def scan_key(value):
-    return PATH_KEYS["scan"].check("scan", value)
-
-
-def token_key(value):
-    return PATH_KEYS["token"].check("token", value)
-
-
-def event_key(value):
-    return PATH_KEYS["event"].check("event", value)
 
 
 @dataclass(frozen=True)

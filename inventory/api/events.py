@@ -10,7 +10,7 @@ from flask import Response, request
 from flask.views import MethodView
 
 from inventory.api.blueprint import Blueprint
-from inventory.api.common import event_key, page_request
+from inventory.api.common import page_request
 from inventory.api.errors import RequestError
 from inventory.auth import current_scope
 from inventory.errors import Busy
@@ -103,7 +103,7 @@ class Event(MethodView):
 
         A scoped token reads its organization's events only (404 for
         others')."""
-        return get_store().events.get(event_key(event), current_scope())
+        return get_store().events.get(event, current_scope())
 
 
 def _stream(feed, asked):
