@@ -32,9 +32,10 @@ Read this module top to bottom; it is the whole walk.
    first the MAX_EXAMINED-th value from the bound is read from the index
    alone (values only, a covered read), and the page's range ends there.
    A page that reaches the window's end before `limit` matches comes back
-   short, and the next one starts after the window. The feed has its own
-   window: it never reads past an unfilled slot, so it passes the end of
-   its settled run instead (inventory/store/events.py).
+   short, and the next one starts after the window. The feed cuts its own
+   window: its settled run, the slots after the bound up to the first
+   unfilled one and at most MAX_EXAMINED, since a reader must never pass
+   a slot that may still be filled (inventory/store/events.py).
 
 5. The page. `limit + 1` records are read in that range: the extra one
    says whether another page follows, and the next bound is then the last
