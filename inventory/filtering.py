@@ -26,7 +26,7 @@ from inventory.errors import BadFilter
 MAX_LENGTH = 2000
 MAX_DEPTH = 32
 # Each comparison and each NOT is evaluated against every record a page
-# examines (up to inventory.store.base.MAX_EXAMINED): this bounds a page's
+# examines (up to inventory.store.pages.MAX_EXAMINED): this bounds a page's
 # work on the embedded store, whose matcher takes up to some 25 microseconds
 # for each (bench/filter_cost.py finds the costliest legal filter).
 MAX_TERMS = 16

@@ -5,6 +5,7 @@ from flask.cli import AppGroup
 from inventory.errors import ServiceError
 from inventory.roles import ROLES
 from inventory.store import get_store
+from inventory.store.pages import PageRequest
 
 tokens_cli = AppGroup("tokens", help="Make, list and revoke API tokens (needs MONGODB_URI).")
 
@@ -45,7 +46,7 @@ def list_tokens():
     _require_database()
     after = None
     while True:
-        page = get_store().tokens.list(None, after, 100)
+        page = get_store().tokens.list(PageRequest(100, after=after))
         for t in page.records:
             click.echo(f"{t['id']}  {t['name']}  {t['role']}  {t['organization'] or '-'}  "
                        f"made {t['created_on']}  used {t['last_used_on'] or 'never'}")

@@ -26,6 +26,16 @@ def version_parts(text):
     return tuple(int(part or 0) for part in match.groups())
 
 
+def numbers_given(text):
+    """How many of major, minor and patch version `text` spells out, and
+    whether a suffix follows them: (2, False) for `v1.31`, (3, True) for
+    `1.31.2-eks-1`; None if it is not a version."""
+    match = _PARTS_RE.match(text) if isinstance(text, str) else None
+    if match is None:
+        return None
+    return sum(part is not None for part in match.groups()), "-" in text or "+" in text
+
+
 def parts_key(parts):
     return "%04d.%04d.%06d" % tuple(parts)
 

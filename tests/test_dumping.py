@@ -8,6 +8,7 @@ from marshmallow import Schema, fields
 
 from inventory.api.dumping import compiled_dump
 from inventory.store.base import Record
+from inventory.store.pages import PageRequest
 
 
 def response_schemas(app):
@@ -55,9 +56,9 @@ def test_real_answers_equal_marshmallow_dumps(app, client, inventory):
     client.post(f"/kubeclusters/{cluster['name']}/scans", json={"scanned_on": 1_700_000_000})
     store = app.extensions["inventory.store"]
     records = {
-        "organizations": store.organizations.list(None, None, 10, None).records,
-        "platforms": store.platforms.list(None, None, 10, None).records,
-        "clusters": store.clusters.list(None, None, 10, None).records,
+        "organizations": store.organizations.list(PageRequest(10)).records,
+        "platforms": store.platforms.list(PageRequest(10)).records,
+        "clusters": store.clusters.list(PageRequest(10)).records,
     }
     assert all(isinstance(r, Record) for rs in records.values() for r in rs)
     with app.test_request_context("/", base_url="http://localhost/"):

@@ -140,6 +140,31 @@ def test_bad_cluster_filter_is_422_at_query_filter(client, estate, flt, fragment
     assert fragment in entry["value"]
 
 
+@pytest.mark.parametrize("flt", ['version="1.31-rc.1*"', 'version="1.31-rc*"',
+                                 'version="v1.31.2-eks*"', 'version!="1.29+k3s*"',
+                                 'version="1.31.2-eks-1234*"'])
+def test_a_version_prefix_after_a_suffix_is_422_that_says_why(client, estate, flt):
+    """Versions compare by their numbers, their suffix ignored (1.31.2-eks-1
+    is 1.31.2), so a prefix ends on a number: `1.31-rc.1*` meant 1.31.0
+    only and `1.31-rc*` every 1.31.x, depending on the dots in the suffix."""
+    body = assert_problem(client.get("/kubeclusters", query_string={"filter": flt}), 422,
+                          "query.filter")
+    message = body["errors"][0]["message"]
+    assert "suffix" in message and "1.31*" in message
+
+
+@pytest.mark.parametrize("flt, expected", [
+    ('version="1.31*"', ["bravo"]),
+    ('version="v1.31*"', ["bravo"]),
+    ('version="1.31.2*"', ["bravo"]),
+    ('version="1.3*"', []),  # the minor 3, not every minor starting with 3
+    ('version!="1.31*"', ["alpha", "charlie", "delta", "echo"]),
+    ('version="1.9*"', ["alpha"]),
+])
+def test_a_version_prefix_is_every_version_with_those_numbers(client, estate, flt, expected):
+    assert names(client, "/kubeclusters", flt) == expected
+
+
 def test_scanned_on_compared_with_a_string_is_422(client, estate):
     body = assert_problem(client.get("/kubeclusters/alpha/scans",
                                      query_string={"filter": 'scanned_on="x"'}), 422, "query.filter")

@@ -390,8 +390,8 @@ def test_support_status_combines_with_every_other_field_not_and_order_by(
 
 
 def test_a_support_status_page_is_bounded_like_any_filtered_page(client, fleet, monkeypatch):
-    from inventory.store import base
-    monkeypatch.setattr(base, "MAX_EXAMINED", 10)
+    from inventory.store import pages
+    monkeypatch.setattr(pages, "MAX_EXAMINED", 10)
     with on("2026-11-23"):
         body = client.get("/kubeclusters", query_string={
             "filter": 'support.status="ending"', "limit": 50}).get_json()

@@ -6,7 +6,7 @@ import pytest
 
 from inventory import filtering
 from inventory.problems import MAX_ENTRIES
-from inventory.store import base
+from inventory.store import pages
 from tests.conftest import assert_problem, client_with, walk
 
 SURROGATE = '"\\ud800"'  # as a client escapes it in JSON text
@@ -198,6 +198,31 @@ def test_an_idempotent_replay_names_the_host_it_is_asked_through(client):
     assert first.headers["Location"].startswith("http://localhost:8000/")
     assert again.headers["Location"].startswith("http://127.0.0.1:8000/")
     assert again.get_json()["$schema"].startswith("http://127.0.0.1:8000/")
+
+
+def test_an_idempotent_replay_rebases_only_the_services_urls_never_user_text(client):
+    """The first request's host in a description (a quoted link) is the
+    user's text: a replay through another host changes `Location`, `Link`
+    and `$schema`, and keeps every byte of what the user wrote."""
+    headers = {"Idempotency-Key": "quoted-link"}
+    body = {"title": "http://localhost:8000/ A",
+            "description": "Runbook: http://localhost:8000/organizations (see it)"}
+    first = client.post("/organizations", json=body,
+                        headers={**headers, "Host": "localhost:8000"})
+    again = client.post("/organizations", json=body,
+                        headers={**headers, "Host": "127.0.0.1:8000"})
+    assert first.status_code == again.status_code == 201
+    assert again.headers["Idempotent-Replayed"] == "true"
+    replayed = again.get_json()
+    assert replayed["title"] == body["title"] and replayed["description"] == body["description"]
+    assert replayed == {**first.get_json(), "$schema": replayed["$schema"]}
+    assert replayed["$schema"] == first.get_json()["$schema"].replace(
+        "http://localhost:8000/", "http://127.0.0.1:8000/")
+    assert again.headers["Location"] == first.headers["Location"].replace(
+        "http://localhost:8000/", "http://127.0.0.1:8000/")
+    assert again.headers["Link"] == first.headers["Link"].replace(
+        "http://localhost:8000/", "http://127.0.0.1:8000/")
+    assert again.headers["ETag"] == first.headers["ETag"]
     assert again.get_json()["id"] == first.get_json()["id"]
 
 
@@ -221,7 +246,7 @@ def test_unknown_methods_are_one_metrics_label(client):
 def small_window(monkeypatch):
     """A page examines at most 7 records: the logic of the bound, at a size
     a test can walk (the real bound is tested on the store, at scale)."""
-    monkeypatch.setattr(base, "MAX_EXAMINED", 7)
+    monkeypatch.setattr(pages, "MAX_EXAMINED", 7)
 
 
 def test_a_filtered_page_stops_at_its_bound_and_a_walk_finds_every_match_once(

@@ -42,6 +42,39 @@ def test_an_undeclared_route_does_not_start(app):
         collect(app)
 
 
+def test_a_path_parameter_without_a_path_key_does_not_start():
+    blp = Blueprint("unkeyed", __name__)
+    with pytest.raises(RuntimeError, match="no PathKey for widget"):
+        @blp.route("/widgets/<widget>")
+        class Widget(MethodView):
+            @operation("getWidget", role="reader")
+            def get(self, widget):
+                return {}
+
+
+def test_every_path_parameter_of_every_operation_is_checked(app, client, declared):
+    """No view takes any value for a key: for every operation and each of
+    its path parameters, a value the key does not allow is a 422 at
+    `path.<name>` (and the view never runs), the others being well formed."""
+    from inventory.api.blueprint import path_parameters
+
+    good = {"org": "org_00000000-0000-7000-8000-000000000000", "platform": "p",
+            "cluster": "c", "scan": "k8scs_00000000-0000-7000-8000-000000000000",
+            "token": "tok_00000000-0000-7000-8000-000000000000",
+            "event": "evt_0000000000000001", "name": "Organization"}
+    checked = 0
+    for (endpoint, method), _ in declared.items():
+        rule = next(app.url_map.iter_rules(endpoint))
+        for bad in path_parameters(rule.rule):
+            path = rule.rule
+            for name in path_parameters(rule.rule):
+                path = path.replace(f"<{name}>", "Not_A-Key!" if name == bad else good[name])
+            response = client.open(path, method=method, json={})
+            assert_problem(response, 422, f"path.{bad}")
+            checked += 1
+    assert checked >= 15
+
+
 def test_an_unknown_role_is_refused_at_import():
     with pytest.raises(ValueError):
         operation("x", role="superuser")

@@ -9,6 +9,8 @@ import json
 import pytest
 
 from inventory import filtering
+from inventory.store import pages
+from inventory.store.pages import PageRequest
 from tests.conftest import REAL_MONGO
 from tests.test_store import RecordingCollection
 
@@ -64,25 +66,27 @@ def assert_index_bounded(plan):
 @pytest.mark.parametrize("depth", [0, 0.5, 0.9])
 def test_plain_list_is_an_index_range_at_any_depth(store, estate, depth):
     after = f"p{int(SIZE * depth):04d}" if depth else None
-    assert_index_bounded(plan_of(store.platforms, lambda: store.platforms.list(None, after, LIMIT)))
+    assert_index_bounded(plan_of(store.platforms, lambda: store.platforms.list(
+        PageRequest(LIMIT, after=after))))
 
 
 def test_filtered_list_uses_the_reference_index(store, estate):
     tree = filtering.parse('platform="p0003"')
-    assert_index_bounded(plan_of(store.clusters, lambda: store.clusters.list(tree, "c0100", LIMIT)))
+    assert_index_bounded(plan_of(store.clusters, lambda: store.clusters.list(
+        PageRequest(LIMIT, tree, "c0100"))))
 
 
 def test_organization_scoped_list_uses_the_scope_index(store, estate):
     orgs, _ = estate
     assert_index_bounded(plan_of(store.clusters, lambda: store.clusters.list(
-        None, "c0150", LIMIT, scope=orgs[1])))
+        PageRequest(LIMIT, after="c0150", scope=orgs[1]))))
 
 
 def test_scans_of_a_cluster_are_an_id_range(store, estate):
     _, clusters = estate
     cluster_id = clusters[0]["id"]
     assert_index_bounded(plan_of(store.scans, lambda: store.scans.list_of_cluster(
-        cluster_id, None, f"{cluster_id}/001700000200", LIMIT)))
+        cluster_id, PageRequest(LIMIT, after=f"{cluster_id}/001700000200"))))
 
 
 # -- order_by: every declared ordering, both ways, scoped or not -----------
@@ -109,7 +113,7 @@ def test_every_ordering_is_an_index_range_at_any_depth(store, estate, tokens, na
     scope = estate[0][1] if scoped else None
     for ordering in resource.orderings.declared:
         def page(after):
-            return resource.list(None, after, LIMIT, scope, ordering, backwards)
+            return resource.list(PageRequest(LIMIT, None, after, scope, ordering, backwards))
         middle = page(None).next_after  # a page from a token, deeper than the first
         for after in (None, middle):
             assert_index_bounded(plan_of(resource, lambda: page(after)))
@@ -119,7 +123,7 @@ def test_scans_newest_first_are_an_id_range(store, estate):
     _, clusters = estate
     cluster_id = clusters[0]["id"]
     assert_index_bounded(plan_of(store.scans, lambda: store.scans.list_of_cluster(
-        cluster_id, None, f"{cluster_id}/001700000200", LIMIT, backwards=True)))
+        cluster_id, PageRequest(LIMIT, after=f"{cluster_id}/001700000200", backwards=True))))
 
 
 # -- a filtered page's work is bounded, whatever the filter -----------------
@@ -129,9 +133,7 @@ BOUND = 50  # MAX_EXAMINED, lowered so that a 300-record estate spans windows
 
 @pytest.fixture
 def small_window(monkeypatch):
-    from inventory.store import base
-
-    monkeypatch.setattr(base, "MAX_EXAMINED", BOUND)
+    monkeypatch.setattr(pages, "MAX_EXAMINED", BOUND)
 
 
 def plans_of_filtered_page(resource, run):
@@ -159,10 +161,10 @@ def test_a_filter_no_index_serves_examines_at_most_the_bound(store, estate, smal
     ordering, backwards = CLUSTERS.resolve(order_by) if order_by else (None, False)
     after = None
     if depth:  # where a walk stands after SIZE * depth records
-        after = store.clusters.list(None, None, int(SIZE * depth), None, ordering,
-                                    backwards).next_after
+        after = store.clusters.list(PageRequest(int(SIZE * depth), ordering=ordering,
+                                                backwards=backwards)).next_after
     window, page = plans_of_filtered_page(store.clusters, lambda: store.clusters.list(
-        filtering.parse(flt), after, LIMIT, None, ordering, backwards))
+        PageRequest(LIMIT, filtering.parse(flt), after, None, ordering, backwards)))
     # the window is keys only, from the index: no document is read for it
     assert "IXSCAN" in json.dumps(window["queryPlanner"]["winningPlan"])
     assert window["executionStats"]["totalDocsExamined"] == 0, window["executionStats"]
@@ -175,7 +177,7 @@ def test_a_filter_no_index_serves_examines_at_most_the_bound(store, estate, smal
 def test_a_scoped_filtered_page_examines_at_most_the_bound(store, estate, small_window):
     orgs, _ = estate
     window, page = plans_of_filtered_page(store.clusters, lambda: store.clusters.list(
-        filtering.parse('environment="nowhere"'), None, LIMIT, scope=orgs[0]))
+        PageRequest(LIMIT, filtering.parse('environment="nowhere"'), scope=orgs[0])))
     assert window["executionStats"]["totalDocsExamined"] == 0
     assert page["executionStats"]["totalDocsExamined"] <= BOUND
 
@@ -207,7 +209,7 @@ def test_every_feed_page_is_a_slot_range(store, estate, filtered, scoped, depth)
     after = slots[int(len(slots) * depth)] if depth else None
     tree = filtering.parse('type="kubecluster.*"') if filtered else None
     plans = list(_feed_plans(store, lambda: store.events.page(
-        after, LIMIT, tree, orgs[1] if scoped else None)))
+        PageRequest(LIMIT, tree, after, orgs[1] if scoped else None))))
     assert plans
     for query, options, plan in plans:
         winning = json.dumps(plan["queryPlanner"]["winningPlan"])

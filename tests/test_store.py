@@ -8,7 +8,8 @@ from inventory.errors import (
     KeyInUse,
     NotFound,
 )
-from inventory.store.base import DELETING, MAX_EXAMINED
+from inventory.store.base import DELETING
+from inventory.store.pages import MAX_EXAMINED, PageRequest
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
 
@@ -46,8 +47,8 @@ def test_a_page_is_one_range_query_sorted_on_id_reading_limit_plus_one(store):
         store.organizations.create({"title": f"O{i}", "description": ""}, "t")
     recorder = RecordingCollection(store.organizations.collection)
     store.organizations.collection = recorder
-    first = store.organizations.list(None, None, 10)
-    second = store.organizations.list(None, first.next_after, 10)
+    first = store.organizations.list(PageRequest(10))
+    second = store.organizations.list(PageRequest(10, after=first.next_after))
     assert len(recorder.finds) == 2
     (query,), options = recorder.finds[1]
     assert options == {"sort": [("_id", 1)], "limit": 11}
@@ -60,7 +61,7 @@ def test_scan_pages_stay_inside_their_clusters_key_range(store, tree):
     _, _, cluster, _ = tree
     recorder = RecordingCollection(store.scans.collection)
     store.scans.collection = recorder
-    store.scans.list_of_cluster(cluster["id"], None, None, 5)
+    store.scans.list_of_cluster(cluster["id"], PageRequest(5))
     (query,), options = recorder.finds[0]
     assert query["_id"] == {"$gt": f"{cluster['id']}/", "$lt": f"{cluster['id']}0"}
     assert options == {"sort": [("_id", 1)], "limit": 6}
@@ -71,8 +72,8 @@ def test_a_filtered_page_is_the_filter_and_the_range(store, tree):
 
     recorder = RecordingCollection(store.platforms.collection)
     store.platforms.collection = recorder
-    store.platforms.list(filtering.parse('name>"a" AND title="x"'), "p0", 5)
-    store.platforms.list(filtering.parse('name>"a"'), "p0", 5)
+    store.platforms.list(PageRequest(5, filtering.parse('name>"a" AND title="x"'), "p0"))
+    store.platforms.list(PageRequest(5, filtering.parse('name>"a"'), "p0"))
     # each filtered page: the window's keys, then the filtered range
     (window, keys_only), window_options = recorder.finds[0]
     assert window == {"_id": {"$gt": "p0"}} and keys_only == {"_id": 1}
@@ -88,7 +89,7 @@ def test_a_filtered_page_is_the_filter_and_the_range(store, tree):
 def test_page_size_never_reaches_the_database_as_zero(store):
     recorder = RecordingCollection(store.organizations.collection)
     store.organizations.collection = recorder
-    store.organizations.list(None, None, 1)
+    store.organizations.list(PageRequest(1))
     assert recorder.finds[0][1]["limit"] == 2
 
 
@@ -296,7 +297,6 @@ def test_a_token_of_an_organization_deleted_meanwhile_is_refused(store, tree, mo
 
 def test_a_filtered_page_examines_at_most_the_bound_at_scale(store):
     from inventory import filtering
-    from inventory.store.base import MAX_EXAMINED
 
     ids = [store.organizations.create({"title": "match" if i in (5, 1500) else "other",
                                        "description": ""}, "t")["id"]
@@ -304,7 +304,7 @@ def test_a_filtered_page_examines_at_most_the_bound_at_scale(store):
     tree = filtering.parse('title="match"')
     pages, after, found = [], None, []
     while True:
-        page = store.organizations.list(tree, after, 100)
+        page = store.organizations.list(PageRequest(100, tree, after))
         pages.append(len(page.records))
         found += [r["id"] for r in page.records]
         if page.next_after is None:

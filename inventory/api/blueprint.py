@@ -1,15 +1,65 @@
-"""The Blueprint every resource module uses: flask-smorest's, with the
-service's strict argument parser, schemas made once, and answers dumped by
-compiled plans."""
+"""The Blueprint every resource module uses: flask-smorest's, with path
+keys checked before any view runs, the service's strict argument parser,
+schemas made once, and answers dumped by compiled plans."""
+import functools
+import re
+
 import flask_smorest
 from flask_smorest.utils import resolve_schema_instance
 
+from inventory.api.common import PATH_KEYS
 from inventory.api.dumping import compiled_dump
 from inventory.api.parser import StrictParser
+
+_RULE_ARGUMENT_RE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
+
+
+def path_parameters(rule):
+    """The names of the parameters in a route's rule (`/<cluster>/scans`)."""
+    return _RULE_ARGUMENT_RE.findall(rule)
+
+
+def _checked(path):
+    """The path parameters of a request, each checked by its PathKey (a 422
+    at `path.<name>` for a value it does not allow)."""
+    return {name: PATH_KEYS[name].check(name, value) for name, value in path.items()}
+
+
+class _PathKeysChecked:
+    """Mixed into each view class with path parameters: they reach the
+    view's methods only once checked (after authentication, as the views
+    did by hand)."""
+
+    def dispatch_request(self, **path):
+        return super().dispatch_request(**_checked(path))
+
+
+def _checking_path_keys(view):
+    if isinstance(view, type):  # a MethodView: the same class, with the check
+        return type(view.__name__, (_PathKeysChecked, view),
+                    {"__module__": view.__module__, "__qualname__": view.__qualname__,
+                     "__doc__": view.__doc__})
+
+    @functools.wraps(view)
+    def checked(**path):
+        return view(**_checked(path))
+    return checked
 
 
 class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = StrictParser()
+
+    def add_url_rule(self, rule, endpoint=None, view_func=None, *args, **kwargs):
+        """Every path parameter is checked by its PathKey (inventory.api.common)
+        before the view runs; a route whose parameter has none is an error
+        at start, so that no view can take any value for a key."""
+        unknown = [name for name in path_parameters(rule) if name not in PATH_KEYS]
+        if unknown:
+            raise RuntimeError(f"{rule} ({self.name}): no PathKey for {', '.join(unknown)} "
+                               "(inventory.api.common.PATH_KEYS)")
+        if view_func is not None and path_parameters(rule):
+            view_func = _checking_path_keys(view_func)
+        super().add_url_rule(rule, endpoint, view_func, *args, **kwargs)
 
     def arguments(self, schema, *args, **kwargs):
         """flask-smorest's `arguments`, with one schema instance made here:

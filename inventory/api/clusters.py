@@ -4,7 +4,7 @@ from flask.views import MethodView
 
 from inventory import filtering, grouping
 from inventory.api.blueprint import Blueprint
-from inventory.api.common import cluster_key, list_page
+from inventory.api.common import list_page
 from inventory.api.conditional import if_match, read, with_etag
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
@@ -84,7 +84,7 @@ class KubeCluster(MethodView):
         """Read a cluster
 
         Answers 304 with no body when `If-None-Match` names its ETag."""
-        return read(get_store().clusters.get(cluster_key(cluster), current_scope()))
+        return read(get_store().clusters.get(cluster, current_scope()))
 
     @blp.arguments(KubeClusterPatchSchema, required=False)  # no body: nothing changes
     @blp.response(200, KubeClusterSchema)
@@ -97,7 +97,7 @@ class KubeCluster(MethodView):
         a label (at most 64 remain); `name` and `platform` cannot change (422).
         With `If-Match`, only if the record is still at that ETag (else 412)."""
         return with_etag(get_store().clusters.update(
-            cluster_key(cluster), changes, current_principal().name, scope=current_scope(),
+            cluster, changes, current_principal().name, scope=current_scope(),
             revisions=if_match()))
 
     @blp.response(204)
@@ -106,5 +106,5 @@ class KubeCluster(MethodView):
         """Delete a cluster and its scans
 
         Repeating a delete that was interrupted finishes it."""
-        get_store().clusters.delete(cluster_key(cluster), scope=current_scope(),
+        get_store().clusters.delete(cluster, scope=current_scope(),
                                     revisions=if_match())

@@ -1,4 +1,5 @@
-"""What the resource views share: path keys, the caller, list pages."""
+"""What the resource views share: path keys (checked for every route by
+inventory.api.blueprint) and list pages."""
 import re
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from inventory.ids import (
     TOKEN_ID_RE,
 )
 from inventory.paging import tokens
+from inventory.store.pages import PageRequest
 from schemas.common import DEFAULT_LIMIT
 
 
@@ -59,48 +61,48 @@ PATH_KEYS = {
 }
 
 
-def org_key(value):
-    return PATH_KEYS["org"].check("org", value)
+@dataclass(frozen=True)
+class PageTokens:
+    """The `continue` tokens of one list as one caller asks for it: each
+    bound to the list (with the caller's scope), the filter and the order
+    (canonical `order_by` text), so that a token is good for nothing else."""
+
+    list_key: str
+    filter_text: str | None
+    order: str = ""
+
+    def bound(self, token):
+        """The bound `token` carries; a 422 if it is not one of these pages'."""
+        return tokens().decode(token, self.list_key, self.filter_text, self.order)
+
+    def envelope(self, page):
+        """The list envelope of `page`, with the token of the page after it."""
+        next_token = tokens().encode(self.list_key, self.filter_text, page.next_after,
+                                     self.order) if page.next_after else ""
+        return {"results": page.records, "pagination": {"continue_": next_token}}
 
 
-def platform_key(value):
-    return PATH_KEYS["platform"].check("platform", value)
-
-
-def cluster_key(value):
-    return PATH_KEYS["cluster"].check("cluster", value)
-
-
-def scan_key(value):
-    return PATH_KEYS["scan"].check("scan", value)
-
-
-def token_key(value):
-    return PATH_KEYS["id"].check("id", value)
-
-
-def event_key(value):
-    return PATH_KEYS["event"].check("event", value)
-
-
-def list_page(list_key, args, fetch, orderings):
-    """The list envelope for `fetch(tree, after, limit, scope, ordering,
-    backwards) -> Page`, where `orderings` are the list's declared ones.
-
-    `list_key` names the list; the continuation token is bound to it, to the
-    filter, to the order and to the caller's organization scope.
-    """
+def page_request(list_key, args, orderings=None):
+    """(the PageRequest, the PageTokens) of a list's query `args`: `filter`,
+    `order_by` (among `orderings`, the list's declared ones), `limit` and
+    `continue` (the bound), in the caller's organization scope.
+    `list_key` names the list (`kubeclusters/k8scl_.../scans`)."""
     limit = args.get("limit") or DEFAULT_LIMIT  # 0 means the default, never "no limit"
     filter_text = args.get("filter") or None
     tree = filtering.parse(filter_text) if filter_text else None
     order_text = args.get("order_by") or None
     ordering, backwards = orderings.resolve(order_text) if order_text else (None, False)
-    order = "" if ordering is None else (ordering.reversed() if backwards else ordering).text
     scope = current_scope()
-    list_key = f"{list_key}@{scope or '*'}"
+    pages = PageTokens(f"{list_key}@{scope or '*'}", filter_text,
+                       "" if ordering is None else
+                       (ordering.reversed() if backwards else ordering).text)
     token = args.get("continue_")
-    after = tokens().decode(token, list_key, filter_text, order) if token else None
-    page = fetch(tree, after, limit, scope, ordering, backwards)
-    next_token = tokens().encode(list_key, filter_text, page.next_after, order) \
-        if page.next_after else ""
-    return {"results": page.records, "pagination": {"continue_": next_token}}
+    return PageRequest(limit, tree, pages.bound(token) if token else None, scope, ordering,
+                       backwards), pages
+
+
+def list_page(list_key, args, fetch, orderings):
+    """The list envelope of the page `fetch(PageRequest) -> Page` answers
+    for the query `args` (see page_request)."""
+    request, pages = page_request(list_key, args, orderings)
+    return pages.envelope(fetch(request))

@@ -3,14 +3,14 @@ as a stream of Server-Sent Events."""
 import random
 import threading
 import time
+from dataclasses import replace
 
 import orjson
 from flask import Response, request
 from flask.views import MethodView
 
-from inventory import filtering
 from inventory.api.blueprint import Blueprint
-from inventory.api.common import event_key
+from inventory.api.common import page_request
 from inventory.api.errors import RequestError
 from inventory.auth import current_scope
 from inventory.errors import Busy
@@ -21,9 +21,7 @@ from inventory.limits import (
     STREAM_SECONDS,
 )
 from inventory.operations import operation
-from inventory.paging import tokens
 from inventory.store import get_store
-from schemas.common import DEFAULT_LIMIT
 from schemas.events import EventListArgsSchema, EventListSchema, EventSchema
 
 EVENT_STREAM = "text/event-stream"
@@ -71,43 +69,30 @@ class Events(MethodView):
         the stream ending after 300 s (reconnect with `Last-Event-ID`); past
         the streams a process serves, 503. A scoped token sees its
         organization's events only."""
-        feed, scope = get_store().events, current_scope()
-        filter_text = args.get("filter") or None
-        tree = filtering.parse(filter_text) if filter_text else None
-        list_key = f"events@{scope or '*'}"
-        after = self._resume_point(feed, args, list_key, filter_text)
+        feed = get_store().events
+        if args.get("continue_") and args.get("after"):
+            raise RequestError(422, "query.after", "Give `after` or `continue`, not both.",
+                               args["after"])
+        asked, pages = page_request("events", args)
+        if args.get("after"):
+            asked = replace(asked, after=feed.resolve(args["after"], "query.after"))
         if request.accept_mimetypes.best_match(["application/json", EVENT_STREAM]) \
                 == EVENT_STREAM:
             last_seen = request.headers.get("Last-Event-ID")
             if last_seen:
-                after = feed.resolve(last_seen, "header.last-event-id")
-            return _stream(feed, after, tree, scope)
-        events, next_after, end = feed.page(after, args.get("limit") or DEFAULT_LIMIT,
-                                            tree, scope)
-        if args.get("wait") and not events:
+                asked = replace(asked, after=feed.resolve(last_seen, "header.last-event-id"))
+            return _stream(feed, replace(asked, limit=STREAM_PAGE))
+        page = feed.page(asked)
+        if args.get("wait") and not page.records:
             _extend_answer(args["wait"])  # a wait past REQUEST_TIMEOUT still gets its answer
             deadline = time.monotonic() + args["wait"]
-            while not events and (remaining := deadline - time.monotonic()) > 0:
-                if next_after is not None:  # held by a slot about to be filled or closed
+            while not page.records and (remaining := deadline - time.monotonic()) > 0:
+                if page.next_after is not None:  # held by a slot about to be filled or closed
                     time.sleep(min(GAP_PAUSE, remaining))
-                elif not feed.wait(end, remaining):
+                elif not feed.wait(page.end, remaining):
                     break
-                events, next_after, end = feed.page(
-                    next_after or end, args.get("limit") or DEFAULT_LIMIT, tree, scope)
-        next_token = tokens().encode(list_key, filter_text, next_after, "") \
-            if next_after else ""
-        return {"results": events, "pagination": {"continue_": next_token}}
-
-    @staticmethod
-    def _resume_point(feed, args, list_key, filter_text):
-        if args.get("continue_") and args.get("after"):
-            raise RequestError(422, "query.after", "Give `after` or `continue`, not both.",
-                               args["after"])
-        if args.get("continue_"):
-            return tokens().decode(args["continue_"], list_key, filter_text, "")
-        if args.get("after"):
-            return feed.resolve(args["after"], "query.after")
-        return None
+                page = feed.page(replace(asked, after=page.next_after or page.end))
+        return pages.envelope(page)
 
 
 @blp.route("/<event>")
@@ -119,7 +104,7 @@ class Event(MethodView):
 
         A scoped token reads its organization's events only (404 for
         others')."""
-        return get_store().events.get(event_key(event), current_scope())
+        return get_store().events.get(event, current_scope())
 
 
 def _extend_answer(seconds):
@@ -130,13 +115,13 @@ def _extend_answer(seconds):
         extend(seconds + REQUEST_TIMEOUT)
 
 
-def _stream(feed, after, tree, scope):
+def _stream(feed, asked):
     """The Server-Sent Events answer: events as they are committed, a comment
     when there are none for STREAM_KEEPALIVE_SECONDS, the end after
     STREAM_SECONDS. Each waits in its own greenlet, holding no thread."""
     streams.take()
     _extend_answer(STREAM_SECONDS)
-    return Response(_EventStream(feed, after, tree, scope), mimetype=EVENT_STREAM,
+    return Response(_EventStream(feed, asked), mimetype=EVENT_STREAM,
                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
@@ -144,8 +129,8 @@ class _EventStream:
     """The stream's body; its slot is given back when the server closes it,
     whether or not it was ever read."""
 
-    def __init__(self, feed, after, tree, scope):
-        self._events = self._generate(feed, after, tree, scope)
+    def __init__(self, feed, asked):
+        self._events = self._generate(feed, asked)
         self._open = True
 
     def __iter__(self):
@@ -158,23 +143,23 @@ class _EventStream:
             streams.give_back()
 
     @staticmethod
-    def _generate(feed, after, tree, scope):
+    def _generate(feed, asked):
         ends = time.monotonic() + STREAM_SECONDS
         # each stream's comments at its own moment within the interval, so
         # that hundreds opened together do not all wake at once
         keepalive = STREAM_KEEPALIVE_SECONDS * random.uniform(0.8, 1.0)
         yield b"retry: 1000\n\n"
         while (remaining := ends - time.monotonic()) > 0:
-            events, next_after, end = feed.page(after, STREAM_PAGE, tree, scope)
-            for event in events:
+            page = feed.page(asked)
+            for event in page.records:
                 yield (f"id: {event['id']}\nevent: {event['type']}\ndata: ".encode()
                        + orjson.dumps(event) + b"\n\n")
-            after = next_after or end
-            if not events and next_after is not None:
+            asked = replace(asked, after=page.next_after or page.end)
+            if not page.records and page.next_after is not None:
                 time.sleep(GAP_PAUSE)  # held by a slot about to be filled or closed
-            elif not events:
+            elif not page.records:
                 # nothing new: a comment each interval, and no read until a commit
-                while not feed.wait(end, min(keepalive, remaining)):
+                while not feed.wait(page.end, min(keepalive, remaining)):
                     yield b": keep-alive\n\n"
                     if (remaining := ends - time.monotonic()) <= 0:
                         return

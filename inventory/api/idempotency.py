@@ -23,6 +23,7 @@ from inventory.store import get_store
 HEADER = "Idempotency-Key"
 _KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")  # visible ASCII
 _REPLAYED_HEADERS = ("Location", "ETag", "Content-Type", "Link")
+_REBASED_HEADERS = ("Location", "Link")  # of those, the ones that hold the service's URLs
 
 
 def _fingerprint():
@@ -58,15 +59,34 @@ def reserve_or_replay():
 
 def _replay(answer):
     """The stored answer, its URLs naming this request's host (the first
-    request may have come through another allowed name of the service)."""
+    request may have come through another allowed name of the service).
+    Only the service's own URLs are rebased (`Location`, `Link` and the
+    body's `$schema`): the record's fields are the user's text, which may
+    well quote the service's address."""
     old, new = answer.get("base", request.host_url), request.host_url
-
-    def rebased(text):
-        return text.replace(old, new) if old != new else text
-    response = current_app.response_class(rebased(answer["body"]), status=answer["status"])
-    response.headers.update({name: rebased(value) for name, value in answer["headers"].items()})
+    body, headers = answer["body"], dict(answer["headers"])
+    if old != new:
+        for name in _REBASED_HEADERS:
+            if name in headers:
+                headers[name] = headers[name].replace(old, new)
+        body = _rebased_schema(body, old, new)
+    response = current_app.response_class(body, status=answer["status"])
+    response.headers.update(headers)
     response.headers["Idempotent-Replayed"] = "true"
     return response
+
+
+def _rebased_schema(body, old, new):
+    """`body` (a JSON answer) with its `$schema` under `new` instead of `old`."""
+    try:
+        document = current_app.json.loads(body)
+    except ValueError:
+        return body
+    schema = document.get("$schema") if isinstance(document, dict) else None
+    if not isinstance(schema, str) or not schema.startswith(old):
+        return body
+    document["$schema"] = new + schema[len(old):]
+    return current_app.json.dumps(document) + ("\n" if body.endswith("\n") else "")
 
 
 def keep_or_release(response):

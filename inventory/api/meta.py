@@ -86,7 +86,7 @@ class JsonSchemaIndex(MethodView):
 class JsonSchema(MethodView):
     @blp.response(200, {"type": "object"}, content_type="application/schema+json",
                   description="A JSON Schema (draft 2020-12).")
-    @operation("getJsonSchema", role=None, errors=(404,))
+    @operation("getJsonSchema", role=None, errors=(404, 422))
     def get(self, name):
         """The JSON Schema named in a body's `$schema`
 

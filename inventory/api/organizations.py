@@ -3,7 +3,7 @@ from flask import url_for
 from flask.views import MethodView
 
 from inventory.api.blueprint import Blueprint
-from inventory.api.common import list_page, org_key
+from inventory.api.common import list_page
 from inventory.api.conditional import if_match, read, with_etag
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
@@ -63,7 +63,7 @@ class Organization(MethodView):
         """Read an organization
 
         Answers 304 with no body when `If-None-Match` names its ETag."""
-        return read(get_store().organizations.get(org_key(org), current_scope()))
+        return read(get_store().organizations.get(org, current_scope()))
 
     @blp.arguments(OrganizationPatchSchema, required=False)  # no body: nothing changes
     @blp.response(200, OrganizationSchema)
@@ -75,7 +75,7 @@ class Organization(MethodView):
         A JSON merge patch: absent fields stay as they are. With `If-Match`,
         only if the record is still at that ETag (else 412)."""
         return with_etag(get_store().organizations.update(
-            org_key(org), changes, current_principal().name, scope=current_scope(),
+            org, changes, current_principal().name, scope=current_scope(),
             revisions=if_match()))
 
     @blp.arguments(DeleteArgsSchema, location="query")
@@ -88,5 +88,5 @@ class Organization(MethodView):
         With platforms, only with `force=true`, which deletes everything
         below it (platforms, clusters, scans) and revokes its tokens; else 409.
         Repeating a delete that was interrupted finishes it."""
-        get_store().organizations.delete(org_key(org), force=args["force"], scope=current_scope(),
+        get_store().organizations.delete(org, force=args["force"], scope=current_scope(),
                                          revisions=if_match())

@@ -3,7 +3,7 @@ from flask import url_for
 from flask.views import MethodView
 
 from inventory.api.blueprint import Blueprint
-from inventory.api.common import list_page, platform_key
+from inventory.api.common import list_page
 from inventory.api.conditional import if_match, read, with_etag
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
@@ -62,7 +62,7 @@ class KubePlatform(MethodView):
         """Read a platform
 
         Answers 304 with no body when `If-None-Match` names its ETag."""
-        return read(get_store().platforms.get(platform_key(platform), current_scope()))
+        return read(get_store().platforms.get(platform, current_scope()))
 
     @blp.arguments(KubePlatformPatchSchema, required=False)  # no body: nothing changes
     @blp.response(200, KubePlatformSchema)
@@ -74,7 +74,7 @@ class KubePlatform(MethodView):
         A JSON merge patch; `name` and `organization` cannot change (422).
         With `If-Match`, only if the record is still at that ETag (else 412)."""
         return with_etag(get_store().platforms.update(
-            platform_key(platform), changes, current_principal().name, scope=current_scope(),
+            platform, changes, current_principal().name, scope=current_scope(),
             revisions=if_match()))
 
     @blp.arguments(DeleteArgsSchema, location="query")
@@ -86,5 +86,5 @@ class KubePlatform(MethodView):
 
         With clusters, only with `force=true`, which deletes them and their
         scans; else 409. Repeating a delete that was interrupted finishes it."""
-        get_store().platforms.delete(platform_key(platform), force=args["force"],
+        get_store().platforms.delete(platform, force=args["force"],
                                      scope=current_scope(), revisions=if_match())

@@ -1,9 +1,11 @@
 """/kubeclusters/{cluster}/scans: the scans of a cluster."""
+from functools import partial
+
 from flask import url_for
 from flask.views import MethodView
 
 from inventory.api.blueprint import Blueprint
-from inventory.api.common import cluster_key, list_page, scan_key
+from inventory.api.common import list_page
 from inventory.api.conditional import read, with_etag
 from inventory.auth import current_scope
 from inventory.operations import operation
@@ -28,13 +30,9 @@ class KubeClusterScans(MethodView):
     def get(self, args, cluster):
         """List the scans of a cluster, oldest first"""
         store = get_store()
-        cluster_id = store.clusters.get(cluster_key(cluster), current_scope())["id"]
+        cluster_id = store.clusters.get(cluster, current_scope())["id"]
         return list_page(f"kubeclusters/{cluster_id}/scans", args,
-                         # the scope was applied when looking the cluster up
-                         lambda tree, after, limit, _scope, ordering, backwards:
-                         store.scans.list_of_cluster(cluster_id, tree, after, limit,
-                                                     ordering, backwards),
-                         SCANS)
+                         partial(store.scans.list_of_cluster, cluster_id), SCANS)
 
     @blp.arguments(KubeClusterScanCreateSchema, required=False)  # no body: scanned now
     @blp.response(201, KubeClusterScanSchema)
@@ -47,7 +45,7 @@ class KubeClusterScans(MethodView):
 
         The body may be empty: `scanned_on` defaults to now. The cluster's
         `last_scanned_on` rises to the newest of its scans."""
-        scan = get_store().scans.create(cluster_key(cluster), body.get("scanned_on"),
+        scan = get_store().scans.create(cluster, body.get("scanned_on"),
                                         current_scope())
         location = url_for(".KubeClusterScan", cluster=cluster, scan=scan["id"], _external=True)
         return with_etag(scan, 201, {"Location": location})
@@ -61,5 +59,5 @@ class KubeClusterScan(MethodView):
     def get(self, cluster, scan):
         """Read one scan of a cluster"""
         store = get_store()
-        found = store.clusters.get(cluster_key(cluster), current_scope())
-        return read(store.scans.get_of_cluster(found["id"], scan_key(scan)))
+        found = store.clusters.get(cluster, current_scope())
+        return read(store.scans.get_of_cluster(found["id"], scan))

@@ -3,7 +3,7 @@ from flask import url_for
 from flask.views import MethodView
 
 from inventory.api.blueprint import Blueprint
-from inventory.api.common import list_page, token_key
+from inventory.api.common import list_page
 from inventory.auth import current_principal, current_scope
 from inventory.operations import operation
 from inventory.ordering import TOKENS
@@ -53,10 +53,10 @@ class Token(MethodView):
     @operation("getToken", role="admin", errors=(404, 422))
     def get(self, id):
         """Read a token's record"""
-        return get_store().tokens.get(token_key(id), current_scope())
+        return get_store().tokens.get(id, current_scope())
 
     @blp.response(204)
     @operation("revokeToken", role="admin", errors=(404, 422))
     def delete(self, id):
         """Revoke a token, effective from the next request"""
-        get_store().tokens.revoke(token_key(id), current_scope())
+        get_store().tokens.revoke(id, current_scope())

@@ -33,7 +33,6 @@ reorders nothing). A removal's event is written once the record's children
 are gone, when nothing can bring it back, and published before it goes.
 """
 import secrets
-from dataclasses import dataclass
 from functools import cached_property
 
 import orjson
@@ -50,18 +49,16 @@ from inventory.errors import (
     StaleRevision,
 )
 from inventory.ids import now_rfc3339
+from inventory.store import pages
 from inventory.store.events import OUTBOX, OUTBOX_SINCE, changes_between, stored_now
 from inventory.store.order_keys import order_key
+from inventory.store.pages import all_of
 from inventory.store.query import FilterCompiler
 
 DELETING = "_deleting"
 LIVE = {DELETING: {"$exists": False}}
 REVISION = "_rev"  # changes with every write: the record's ETag
 
-# A filtered page reads at most this many records (in key order, from where
-# the last page stopped): a filter that matches rarely, or one no index
-# serves, costs a bounded amount per page, and the page may come back short.
-MAX_EXAMINED = 1000
 # Above what the schemas allow a record to grow to: a last guard on the
 # merged result of updates.
 MAX_RECORD_BYTES = 128 * 1024
@@ -76,26 +73,6 @@ class Record(dict):
     """A record as the API shows it, with the revision its ETag is made of."""
 
     revision = None
-
-
-@dataclass
-class Page:
-    records: list
-    next_after: str | None  # the last key of this page when another page follows
-
-
-def all_of(*clauses):
-    """One query matching all `clauses`: a plain document when their keys
-    (fields, or top-level operators such as `$or`) are distinct, else `$and`.
-    Both mean the same to MongoDB; the plain one is much cheaper for the
-    embedded store to evaluate."""
-    clauses = [clause for clause in clauses if clause]
-    merged = {}
-    for clause in clauses:
-        if any(key in merged for key in clause):
-            return {"$and": clauses}
-        merged.update(clause)
-    return merged
 
 
 def _merged(doc, sets, unsets):
@@ -282,59 +259,15 @@ class ResourceStore:
         """Whether the record `doc` was read from is still there and unmarked."""
         return self.collection.find_one(all_of(self.identity(doc), LIVE), {"_id": 1}) is not None
 
-    def list(self, tree, after, limit, scope=None, ordering=None, backwards=False):
-        """A page of records matching the parsed filter `tree` (None: all),
-        in a declared `ordering` (None: key order), `backwards` for its reverse."""
-        return self.find_page(self.compile_filter(tree), after, limit,
-                              scope_query=self.scope_filter(scope),
-                              field=self.order_field(ordering), backwards=backwards)
+    def list(self, request):
+        """The page `request` (an inventory.store.pages.PageRequest) asks for."""
+        return pages.walk(self.collection, request, self.to_api,
+                          field=self.order_field(request.ordering),
+                          query=self.compile_filter(request.tree),
+                          scope_query=self.scope_filter(request.scope), visible=LIVE)
 
     def compile_filter(self, tree):
         return self.filter_compiler.compile(tree) if tree is not None else {}
-
-    def find_page(self, query, after, limit, lower=None, upper=None, scope_query=None,
-                  field="_id", backwards=False):
-        """One page in the order of `field` (`_id` or an order key; descending
-        when `backwards`): an index range from where the last page stopped
-        (`after`, exclusive) within `lower`..`upper` (exclusive), `limit + 1`
-        read to learn whether another page follows. Never a skip from the
-        start, never a count. With a filter, the range is cut at the
-        MAX_EXAMINED-th value: a page that reaches it before `limit` matches
-        ends there, short."""
-        if backwards:
-            near, far = min((k for k in (after, upper) if k is not None), default=None), lower
-            near_op, far_op, window_op = "$lt", "$gt", "$gte"
-        else:
-            near, far = max((k for k in (after, lower) if k is not None), default=None), upper
-            near_op, far_op, window_op = "$gt", "$lt", "$lte"
-        bounds = {op: value for op, value in ((near_op, near), (far_op, far)) if value is not None}
-        window_end = None
-        if query:
-            window_end = self._window_end(
-                all_of(scope_query, {field: bounds} if bounds else None), field, backwards)
-            if window_end is not None:  # inside the range, so it replaces the far bound
-                bounds.pop(far_op, None)
-                bounds[window_op] = window_end
-        query = all_of(scope_query, query, {field: bounds} if bounds else None, LIVE)
-        docs = list(self.collection.find(query, sort=[(field, -1 if backwards else 1)],
-                                         limit=limit + 1))
-        if len(docs) > limit:
-            docs = docs[:limit]
-            next_after = docs[-1][field]
-        else:  # all matches up to the window's end are here: go on after it
-            next_after = window_end
-        return Page([self.to_api(d) for d in docs], next_after)
-
-    def _window_end(self, range_query, field, backwards):
-        """The MAX_EXAMINED-th value of `field` in `range_query`, walking its
-        order, when more follow it; else None (the rest fits in one window).
-        A covered index read: values only, as many as the window holds."""
-        # values only, so that the order key's index alone answers (covered)
-        projection = {field: 1} if field == "_id" else {field: 1, "_id": 0}
-        keys = list(self.collection.find(range_query, projection,
-                                         sort=[(field, -1 if backwards else 1)],
-                                         skip=MAX_EXAMINED - 1, limit=2))
-        return keys[0][field] if len(keys) == 2 else None
 
     # -- writes -----------------------------------------------------------
 

@@ -34,6 +34,7 @@ resuming from an id no longer kept is `EventExpired` (410).
 import contextvars
 import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from pymongo import ReturnDocument
@@ -41,6 +42,8 @@ from pymongo.errors import DuplicateKeyError
 
 from inventory.errors import BadResumePoint, EventExpired, NotFound
 from inventory.ids import now_rfc3339
+from inventory.store import pages
+from inventory.store.pages import Page
 from inventory.store.query import FilterCompiler
 
 OUTBOX = "_outbox"  # a record's events not yet in the feed, oldest first
@@ -52,7 +55,7 @@ SWEEP_SECONDS = 5.0
 # An empty slot is closed once the slot after it was filled this long ago:
 # far longer than a writer takes between taking a slot and filling it.
 GAP_SECONDS = 2.0
-MAX_EXAMINED = 1000  # slots a page reads at most (as a filtered page, README: Lists)
+VISIBLE = {"gap": {"$exists": False}}  # an event, not a tombstone
 ID_PREFIX = "evt_"
 _SLOT_DIGITS = 16
 
@@ -95,6 +98,11 @@ def _diff(before, after, prefix=""):
 
 # Audit fields change with every write; the event's own fields say who and when.
 _UNCOMPARED = frozenset({"last_modified_by", "last_modified_on"})
+
+
+@dataclass
+class FeedPage(Page):
+    end: str | None = None  # the last slot read: where a wait for newer events starts
 
 
 def changes_between(before, after, computed=()):
@@ -228,26 +236,26 @@ class EventStore:
                 raise EventExpired(event_id, location)
         return slot
 
-    def page(self, after, limit, tree=None, scope=None):
-        """(events, where the next page starts when more may follow (else
-        None), the last slot read): the events after slot `after` (None: from
-        the oldest kept) matching the parsed filter `tree`, in the caller's
-        scope, in feed order. Reads at most MAX_EXAMINED slots, and never
-        past an unfilled one."""
-        matching = self.filter_compiler.compile(tree) if tree is not None else None
-        end, at_head = self._settled_end(after)
-        if end is None or end == after:
-            return [], None, after
-        bounds = {"$lte": end, **({"$gt": after} if after is not None else {})}
-        query = {"_id": bounds, "gap": {"$exists": False}}
-        if scope is not None:
-            query["organization"] = scope
-        if matching is not None:
-            query = {"$and": [query, matching]}
-        docs = list(self.collection.find(query, sort=[("_id", 1)], limit=limit + 1))
-        if len(docs) > limit:
-            return [self._to_api(d) for d in docs[:limit]], docs[limit - 1]["_id"], end
-        return [self._to_api(d) for d in docs], None if at_head else end, end
+    def page(self, request):
+        """The FeedPage of events `request` (an inventory.store.pages.PageRequest,
+        in key order: its bound a slot, None for the oldest kept) asks for,
+        in feed order, read by the walk every list uses. Its window is the
+        settled run after the bound: at most MAX_EXAMINED slots, never past
+        an unfilled one."""
+        query = self.compile_filter(request.tree)  # a bad filter is refused on an empty feed too
+        end, at_head = self._settled_end(request.after)
+        if end is None or end == request.after:
+            return FeedPage([], None, request.after)
+        page = pages.walk(
+            self.collection, request, self._to_api, query=query,
+            scope_query={"organization": request.scope} if request.scope is not None else None,
+            visible=VISIBLE, upper=_next_slot_id(end),
+            # the next page starts after the run's end unless it is the newest slot
+            window=(None if at_head else end,))
+        return FeedPage(page.records, page.next_after, end)
+
+    def compile_filter(self, tree):
+        return self.filter_compiler.compile(tree) if tree is not None else None
 
     def _settled_end(self, after):
         """(the last slot of the contiguous run after `after`, within
@@ -256,17 +264,17 @@ class EventStore:
         for _ in range(3):
             query = {"_id": {"$gt": after}} if after is not None else {}
             slots = [d["_id"] for d in self.collection.find(
-                query, {"_id": 1}, sort=[("_id", 1)], limit=MAX_EXAMINED + 1)]
+                query, {"_id": 1}, sort=[("_id", 1)], limit=pages.MAX_EXAMINED + 1)]
             if not slots:
                 return after, True
             expected = slots[0] if after is None else _next_slot_id(after)
             last = after
-            for slot in slots[:MAX_EXAMINED]:
+            for slot in slots[:pages.MAX_EXAMINED]:
                 if slot != expected:
                     break
                 last, expected = slot, _next_slot_id(slot)
             else:
-                return last, len(slots) <= MAX_EXAMINED
+                return last, len(slots) <= pages.MAX_EXAMINED
             # `expected` is empty while a later slot is filled
             if not self._close_if_stale(expected, slot):
                 return last, False

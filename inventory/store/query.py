@@ -12,7 +12,7 @@ from inventory.filtering import Logical, Not, filter_error
 from inventory.ids import rfc3339
 from inventory.labels import LABEL_KEY_RE
 from inventory.lifecycle import DISTRIBUTIONS, LIFECYCLES, STATUSES, today
-from inventory.versions import parts_key, version_key, version_parts
+from inventory.versions import numbers_given, parts_key, version_key, version_parts
 
 EMITTED_OPERATORS = frozenset({"$and", "$or", "$nor", "$not", "$eq", "$ne", "$lt", "$lte",
                                "$gt", "$gte", "$exists"})
@@ -163,7 +163,12 @@ class FilterCompiler:
         if parts is None:
             raise self._mismatch(node, 'a version in quotes, such as "1.31" or "v1.31.2"')
         if node.prefix:  # "1.31*": every 1.31.x
-            given = node.value.lstrip("v").count(".") + 1
+            given, suffixed = numbers_given(node.value)
+            if suffixed:  # versions compare by their numbers: a prefix ends on one
+                raise filter_error(
+                    "a version prefix (*) matches by major, minor and patch, and version "
+                    "suffixes are ignored in comparisons, so it cannot follow a suffix: "
+                    'write "1.31*" for every 1.31.x', node.text, node.position)
             upper = list(parts[:given])
             upper[-1] += 1
             return version_key(node.value), parts_key(upper + [0] * (3 - given))

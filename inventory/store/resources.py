@@ -16,15 +16,16 @@ from inventory.grouping import MAX_GROUPS
 from inventory.ids import new_id
 from inventory.labels import MAX_LABELS
 from inventory.lifecycle import LIFECYCLES, STATUSES, distribution_of, minor_of, today
+from inventory.store import pages
 from inventory.store.base import (
     LIVE,
     REVISION,
     Record,
     ResourceStore,
-    all_of,
     new_revision,
 )
 from inventory.store.events import OUTBOX
+from inventory.store.pages import all_of
 from inventory.store.query import DISTRIBUTION_FIELD, VERSION_KEY_FIELD
 from inventory.versions import version_key, version_parts
 
@@ -349,10 +350,13 @@ class ScanStore(ResourceStore):
     def order_field(self, ordering):
         return "_id"  # a cluster's keys are in `scanned_on` order already
 
-    def list_of_cluster(self, cluster_id, tree, after, limit, ordering=None, backwards=False):
+    def list_of_cluster(self, cluster_id, request):
+        """A page of the cluster's scans: a range of keys (their `scanned_on`
+        order). The request's scope was applied when the cluster was found."""
         lower, upper = self.key_range(cluster_id)
-        return self.find_page(self.compile_filter(tree), after, limit, lower=lower, upper=upper,
-                              backwards=backwards)
+        return pages.walk(self.collection, request, self.to_api,
+                          query=self.compile_filter(request.tree), visible=LIVE,
+                          lower=lower, upper=upper)
 
     def to_api(self, doc):
         record = Record(id=doc["id"], cluster=doc["cluster"], scanned_on=doc["scanned_on"])

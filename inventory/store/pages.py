@@ -1,0 +1,144 @@
+"""Pages: how every list, and the change feed, is read one page at a time.
+Read this module top to bottom; it is the whole walk.
+
+1. The request. A page is asked for with one value, a `PageRequest`: the
+   parsed filter (`tree`, None for all), the bound (`after`: where the
+   previous page stopped, None for the first page), the `limit`, the
+   caller's organization `scope` (None: every organization), the declared
+   `ordering` (None: key order) and the direction (`backwards`: the
+   ordering's reverse, as `order_by` asks with `desc` flipped). The API
+   builds it from the query (inventory/api/common.py, `page_request`),
+   taking the bound out of the signed `continue` token
+   (inventory/paging.py), which is bound to the list, filter, order and
+   scope it was made for: a client can neither forge a bound nor carry one
+   to another list.
+
+2. The walked field. A page is one range of one indexed stored field,
+   walked in its order: `_id` for key order (and for the feed, whose `_id`
+   is its slot), else the ordering's order key, a string every write keeps
+   in the record whose plain string order is the ordering's, ties broken by
+   the key (inventory/store/order_keys.py; which orderings a list declares:
+   inventory/ordering.py). A store says which field an ordering walks
+   (`ResourceStore.order_field`) and what range of it is the list's
+   (`lower`..`upper`, exclusive: all records, or one cluster's scans).
+
+3. The range. From the bound (exclusive) towards the far end of the list's
+   range, ascending, or descending when `backwards`. Never a skip from the
+   start, never a count, never a sort of the whole collection: any page
+   costs the same at any depth.
+
+4. The window. A filter may match rarely, or be one no index serves. So a
+   filtered page reads at most MAX_EXAMINED values of the walked field:
+   first the MAX_EXAMINED-th value from the bound is read from the index
+   alone (values only, a covered read), and the page's range ends there.
+   A page that reaches the window's end before `limit` matches comes back
+   short, and the next one starts after the window. The feed cuts its own
+   window: its settled run, the slots after the bound up to the first
+   unfilled one and at most MAX_EXAMINED, since a reader must never pass
+   a slot that may still be filled (inventory/store/events.py).
+
+5. The page. `limit + 1` records are read in that range: the extra one
+   says whether another page follows, and the next bound is then the last
+   returned record's value of the walked field; without it, the window's
+   end (when there was one), else None: the list is done. The records go
+   out as the API shows them; the bound goes back into a new token.
+
+On the embedded store, a find sorted by one field is answered by walking
+that field's values in order from the bound, as MongoDB's index would
+(inventory/store/embedded.py): the same pages, at the same cost at any depth.
+"""
+from dataclasses import dataclass
+
+from inventory.ordering import Ordering
+
+# A filtered page reads at most this many values of the walked field (and
+# the feed at most this many slots): a filter that matches rarely, or one
+# no index serves, costs a bounded amount per page, and the page may come
+# back short.
+MAX_EXAMINED = 1000
+
+# The direction of each walk: (the near bound's operator, the far one's,
+# the window end's; the sort direction).
+_FORWARDS = ("$gt", "$lt", "$lte", 1)
+_BACKWARDS = ("$lt", "$gt", "$gte", -1)
+
+
+@dataclass(frozen=True)
+class PageRequest:
+    """One page asked for (1. above)."""
+
+    limit: int
+    tree: object = None  # inventory.filtering's parsed filter; None: all
+    after: str | None = None  # the bound: the walked field's value the last page stopped at
+    scope: str | None = None  # the caller's organization; None: all
+    ordering: Ordering | None = None  # a declared ordering; None: key order
+    backwards: bool = False  # walk the ordering's reverse
+
+
+@dataclass
+class Page:
+    records: list
+    next_after: str | None  # the next page's bound, when another page may follow
+
+
+def walk(collection, request, to_api, *, field="_id", query=None, scope_query=None,
+         visible=None, lower=None, upper=None, window=None):
+    """The page `request` asks for of `collection` (2. to 5. above).
+
+    `field`: the stored field walked; `query`: the compiled filter (None:
+    all), `scope_query` the scope's clause (kept apart: the window is read
+    with it, from the index the scope leads); `visible`: what a record must
+    match to be shown at all (not being deleted; not a tombstone). `lower`
+    and `upper` (exclusive) bound the list's range. `window`: given when
+    the caller has cut the range itself (the feed: its settled run), as
+    (the window's end when more follow it, else None); else a filtered
+    page cuts it at MAX_EXAMINED."""
+    near_op, far_op, window_op, direction = _BACKWARDS if request.backwards else _FORWARDS
+    near, far = (upper, lower) if request.backwards else (lower, upper)
+    if request.after is not None:  # the bound lies inside the list's range
+        near = request.after if near is None else (
+            min if request.backwards else max)(near, request.after)
+    bounds = {op: value for op, value in ((near_op, near), (far_op, far)) if value is not None}
+    if window is not None:
+        window_end, = window
+    elif query:
+        window_end = _window_end(collection, all_of(scope_query, {field: bounds} if bounds
+                                                    else None), field, direction)
+    else:
+        window_end = None
+    if window_end is not None:  # inside the range, so it replaces the far bound
+        bounds.pop(far_op, None)
+        bounds[window_op] = window_end
+    docs = list(collection.find(
+        all_of(scope_query, query, {field: bounds} if bounds else None, visible),
+        sort=[(field, direction)], limit=request.limit + 1))
+    if len(docs) > request.limit:
+        docs = docs[:request.limit]
+        next_after = docs[-1][field]
+    else:  # all matches up to the window's end are here: go on after it
+        next_after = window_end
+    return Page([to_api(doc) for doc in docs], next_after)
+
+
+def _window_end(collection, range_query, field, direction):
+    """The MAX_EXAMINED-th value of `field` in `range_query`, walking in
+    `direction`, when more follow it; else None (the rest fits in one
+    window). Values only, so that the field's index alone answers."""
+    projection = {field: 1} if field == "_id" else {field: 1, "_id": 0}
+    keys = list(collection.find(range_query, projection, sort=[(field, direction)],
+                                skip=MAX_EXAMINED - 1, limit=2))
+    return keys[0][field] if len(keys) == 2 else None
+
+
+def all_of(*clauses):
+    """One query matching all `clauses`: a plain document when their keys
+    (fields, or top-level operators such as `$or`) are distinct, else `$and`.
+    Both mean the same to MongoDB; the plain one is much cheaper for the
+    embedded store to evaluate."""
+    clauses = [clause for clause in clauses if clause]
+    merged = {}
+    for clause in clauses:
+        if any(key in merged for key in clause):
+            return {"$and": clauses}
+        merged.update(clause)
+    return merged
