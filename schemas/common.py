@@ -14,7 +14,7 @@ from functools import cached_property
 from marshmallow import Schema, fields, missing, post_load, pre_load, validate
 
 from inventory.ordering import MAX_ORDER_BY
-from inventory.schema_urls import describe
+from inventory.schema_urls import schema_url
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -43,7 +43,7 @@ class BodySchema(Schema):
         self.nested = nested
 
     def _schema_url(self, _obj):
-        return missing if self.nested else describe(self.SCHEMA_NAME)
+        return missing if self.nested else schema_url(self.SCHEMA_NAME)
 
     @pre_load
     def drop_ignored(self, data, **_kwargs):

@@ -17,7 +17,6 @@ from flask import current_app, g, request
 from inventory.api.errors import RequestError
 from inventory.auth import current_principal
 from inventory.operations import current_operation
-from inventory.schema_urls import add_link_header
 from inventory.store import get_store
 
 HEADER = "Idempotency-Key"
@@ -73,7 +72,6 @@ def keep_or_release(response):
     """after_request: keep a successful answer for replay, forget a failed one."""
     reservation = g.pop("idempotency", None)
     if reservation is not None:
-        add_link_header(response)  # so that the replay carries it too
         store = get_store().idempotency
         if 200 <= response.status_code < 300:
             store.complete(*reservation, {
@@ -84,8 +82,3 @@ def keep_or_release(response):
         else:
             store.release(*reservation)
     return response
-
-
-def init_app(app):
-    app.before_request(reserve_or_replay)
-    app.after_request(keep_or_release)

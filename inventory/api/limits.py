@@ -2,7 +2,7 @@
 
 Who a caller is: its token (by the token's id), or, for a request without a
 valid token, its client address (the router's `X-Forwarded-For` hop behind
-`TRUST_PROXY`, inventory.http). Exempt: the bootstrap admin token
+`TRUST_PROXY`, inventory.api.wsgi_middleware). Exempt: the bootstrap admin token
 (`INVENTORY_ADMIN_TOKEN`, the operator's way back in), the routes that need
 no token (health and readiness, which a platform's probes call and must
 never see refused, the OpenAPI document, the docs page, the JSON Schemas:
