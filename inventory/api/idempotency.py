@@ -20,7 +20,8 @@ from inventory.operations import current_operation
 from inventory.store import get_store
 
 HEADER = "Idempotency-Key"
-_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")  # visible ASCII
+MAX_KEY_LENGTH = 255
+_KEY_RE = re.compile(rf"^[\x21-\x7e]{{1,{MAX_KEY_LENGTH}}}$")  # visible ASCII
 _REPLAYED_HEADERS = ("Location", "ETag", "Content-Type", "Link")
 
 
@@ -45,7 +46,7 @@ def reserve_or_replay():
         raise RequestError(422, "header.idempotency-key", "This operation does not take an "
                             f"Idempotency-Key{reason}.", key)
     if not _KEY_RE.match(key):
-        raise RequestError(422, "header.idempotency-key", "Must be 1 to 255 visible ASCII "
+        raise RequestError(422, "header.idempotency-key", f"Must be 1 to {MAX_KEY_LENGTH} visible ASCII "
                             "characters (a UUID is a good choice).", key)
     scoped_key = f"{current_principal().key}:{key}"
     owner, answer = get_store().idempotency.reserve(scoped_key, _fingerprint())

@@ -13,6 +13,9 @@ from http import HTTPStatus
 
 from inventory.api.common import PATH_KEYS
 from inventory.api.idempotency import HEADER as IDEMPOTENCY_HEADER
+from inventory.api.idempotency import MAX_KEY_LENGTH as MAX_IDEMPOTENCY_KEY
+from inventory.api.parser import MAX_JSON_DEPTH
+from inventory.limits import MAX_BODY_BYTES
 
 PROBLEM = "application/problem+json"
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
@@ -54,14 +57,15 @@ REQUEST_HEADERS = {
                       "description": "Answer 304 with no body if the record is at one of these ETags."},
     IDEMPOTENCY_HEADER: {
         "in": "header", "name": IDEMPOTENCY_HEADER, "required": False,
-        "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"},
+        "schema": {"type": "string", "minLength": 1, "maxLength": MAX_IDEMPOTENCY_KEY, "pattern": "^[!-~]+$"},
         "description": "Retry safely: the same key with the same request within 24 hours "
                        "answers the first answer again instead of creating twice; the same key "
                        "with another request is a 422. Keys belong to the calling token."},
 }
 
 ERROR_MEANINGS = {
-    400: "The body is not valid JSON (also: duplicate keys, NaN, invalid UTF-8, nesting over 32).",
+    400: "The body is not valid JSON (also: duplicate keys, NaN, invalid UTF-8, nesting over "
+         f"{MAX_JSON_DEPTH}).",
     401: "No valid bearer token.",
     403: "The token's role or organization scope does not allow this.",
     404: "No such record (or not visible to this token), or no such route.",
@@ -70,7 +74,7 @@ ERROR_MEANINGS = {
     412: "If-Match names no current ETag of the record: it changed meanwhile.",
     410: "The resume point is older than the oldest event kept: list again and resume "
          "from the newest id.",
-    413: "The body is over 1 MiB.",
+    413: f"The body is over {MAX_BODY_BYTES / 2**20:g} MiB.",
     415: "The body is not JSON.",
     422: "A parameter, header or body field is not valid; `errors` has one entry per problem.",
     429: "Too many requests: the caller's rate limit (see `RateLimit-Policy`), or more of "
