@@ -41,10 +41,10 @@ from flask import g, request
 from flask_limiter import Limiter, RateLimitExceeded
 from limits import parse_many
 from limits.errors import StorageError
-from limits.storage import MemoryStorage
 
 from inventory import auth
 from inventory.api.errors import handle_service_error
+from inventory.api.limits_internals import serialise_expiry
 from inventory.errors import Throttled
 from inventory.operations import current_operation
 
@@ -109,19 +109,6 @@ def storage(config, database_name):
         "socketTimeoutMS": 2 * timeout}
 
 
-def _serialised_expiry(storage):
-    """limits' MemoryStorage (5.8) restarts its expiry timer without a lock:
-    two threads at once may start the same timer, a RuntimeError (a 500).
-    Its restart is serialised here."""
-    if isinstance(storage, MemoryStorage):
-        schedule, lock = storage._MemoryStorage__schedule_expiry, threading.Lock()
-
-        def scheduled():
-            with lock:
-                schedule()
-        storage._MemoryStorage__schedule_expiry = scheduled
-
-
 class InFlight:
     """Requests in flight per caller key, at most `limit` each."""
 
@@ -166,8 +153,7 @@ class Limits:
             application_limits=[partial(_rate_limit, config)],
             application_limits_exempt_when=exempt,
             in_memory_fallback_enabled=not config.embedded, headers_enabled=False)
-        for storage_ in (self.limiter.storage, getattr(self.limiter, "_fallback_storage", None)):
-            _serialised_expiry(storage_)
+        serialise_expiry(self.limiter)
         self.in_flight = InFlight(config.CONCURRENT_REQUESTS) \
             if config.CONCURRENT_REQUESTS > 0 else None
         # after Flask-Limiter's own before_request: a request over its rate

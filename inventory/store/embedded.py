@@ -42,11 +42,11 @@ import threading
 from datetime import datetime, timezone
 
 import mongomock_ng
-from mongomock_ng import helpers
-from mongomock_ng.filtering import filter_applies
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 from pymongo.results import DeleteResult, InsertOneResult, UpdateResult
+
+from inventory.store import mongomock_internals
 
 _LOCK = threading.RLock()
 _READS = frozenset({"count_documents", "estimated_document_count", "index_information",
@@ -214,7 +214,7 @@ def _matcher(query, walked=None):
     holding an array or a non-string where a string is compared, go to
     mongomock."""
     def mongomock(document):
-        return filter_applies(query, document)
+        return mongomock_internals.filter_applies(query, document)
     conditions = _conditions(query, walked)
     if conditions is None:
         tree = _tree_check(query, walked)
@@ -512,8 +512,7 @@ class LockedCollection:
             if kwargs or not isinstance(key, str) or not self._unique_by_key(document):
                 result = self._collection.insert_one(document, **kwargs)
             else:
-                self._documents()[key] = helpers.patch_datetime_awareness_in_document(
-                    _copy(document))
+                self._documents()[key] = mongomock_internals.as_stored(_copy(document))
                 result = InsertOneResult(key, acknowledged=True)
             key = result.inserted_id
             if self._keys is not None:
@@ -559,12 +558,13 @@ class LockedCollection:
 
     def _take_over_expiry(self):
         """Move mongomock's TTL indexes here (the index stays listed)."""
-        store = self._collection._store
-        for index in list(store._ttl_indexes.values()):
+        indexes = mongomock_internals.ttl_indexes(
+            mongomock_internals.collection_store(self._collection))
+        for index in list(indexes.values()):
             if len(index["key"]) == 1:
                 self._ttl = (index["key"][0][0], int(index["expireAfterSeconds"]))
                 self._expiring = None
-        store._ttl_indexes.clear()
+        indexes.clear()
 
     def _expire(self):
         """Delete the documents whose time has come, walking the heap from
@@ -691,7 +691,8 @@ class LockedCollection:
         class's lock already excludes writers, and mongomock's per-access
         reader lock would cost more than the read. (Its TTL sweep, which runs
         on every access over every document, is replaced here by `_expire`.)"""
-        return self._collection._store._documents
+        return mongomock_internals.documents(
+            mongomock_internals.collection_store(self._collection))
 
     def _key_of(self, query):
         """The `_id`s, in insertion order, of the only documents `query` can
