@@ -20,7 +20,6 @@ Written for gunicorn==27.0.1 and gevent==26.9.0 (requirements.txt pins
 them). `check()` (run by tests/test_private_internals.py) fails with a plain
 message when an upgrade moves any of it.
 """
-import importlib.metadata
 import inspect
 
 import gunicorn.http.body
@@ -34,6 +33,7 @@ from gunicorn.workers.base_async import AsyncWorker
 from gunicorn.workers.ggevent import GeventWorker
 
 from inventory.limits import MAX_BODY_BYTES, REQUEST_LINE_BYTES
+from inventory.pinned_versions import check_written_for
 
 WRITTEN_FOR = {"gunicorn": "27.0.1", "gevent": "26.9.0"}
 # (class, method, its parameters) inventory.serving overrides or calls
@@ -103,14 +103,11 @@ def accept_again_after(server, seconds):
 def check():
     """Raise AssertionError, saying what moved and what to do, if the
     installed gunicorn and gevent are not the ones this module was written for."""
-    advice = ("inventory/serving_internals.py was written for "
-              + " and ".join(f"{name}=={version}" for name, version in WRITTEN_FOR.items())
-              + ": re-read the named code in the new version, adapt that module (the only one "
-              "that touches it) and inventory.serving's subclasses, update WRITTEN_FOR, and run "
-              "scripts/test --all (tests/test_serving.py serves under gunicorn)")
-    for name, version in WRITTEN_FOR.items():
-        installed = importlib.metadata.version(name)
-        assert installed == version, f"{name} {installed} is installed. {advice}."
+    advice = check_written_for(
+        "inventory/serving_internals.py", WRITTEN_FOR,
+        "re-read the named code in the new version, adapt that module (the only one that "
+        "touches it) and inventory.serving's subclasses, update WRITTEN_FOR, and run "
+        "scripts/test --all (tests/test_serving.py serves under gunicorn)")
     assert gunicorn.http.message.MAX_REQUEST_LINE == REQUEST_LINE_BYTES, \
         f"gunicorn.http.message.MAX_REQUEST_LINE is no longer the cap it was. {advice}."
     assert "MAX_REQUEST_LINE" in inspect.getsource(gunicorn.http.message.Request), \

@@ -15,7 +15,7 @@ def test_the_internals_are_where_they_were_written_for(module):
 
 
 def test_a_moved_internal_is_named_with_what_to_do(monkeypatch):
-    monkeypatch.setattr(mongomock_internals, "WRITTEN_FOR", "0.0.1")
+    monkeypatch.setattr(mongomock_internals, "WRITTEN_FOR", {"mongomock-ng": "0.0.1"})
     with pytest.raises(AssertionError, match=r"mongomock-ng 7\.11\.1 is installed\. "
                                              r"inventory/store/mongomock_internals\.py was "
                                              r"written for mongomock-ng==0\.0\.1: re-read"):

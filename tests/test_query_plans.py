@@ -10,7 +10,7 @@ import pytest
 
 from inventory import filtering
 from tests.conftest import REAL_MONGO
-from tests.test_store import RecordingCollection
+from tests.support.recording import RecordingCollection
 
 pytestmark = pytest.mark.skipif(not REAL_MONGO, reason="explain() needs a real MongoDB "
                                 "(set MONGODB_URI)")

@@ -11,12 +11,13 @@ Written for Flask-Limiter==4.1.1 and limits==5.8.0 (requirements.txt pins
 them). `check()` (run by tests/test_private_internals.py) fails with a plain
 message when an upgrade moves any of it.
 """
-import importlib.metadata
 import threading
 
 from flask import Flask
 from flask_limiter import Limiter
 from limits.storage import MemoryStorage
+
+from inventory.pinned_versions import check_written_for
 
 WRITTEN_FOR = {"Flask-Limiter": "4.1.1", "limits": "5.8.0"}
 _SCHEDULE = "_MemoryStorage__schedule_expiry"
@@ -37,14 +38,11 @@ def serialise_expiry(limiter):
 def check():
     """Raise AssertionError, saying what moved and what to do, if the
     installed libraries are not the ones this module was written for."""
-    advice = ("inventory/api/limits_internals.py was written for "
-              + " and ".join(f"{name}=={version}" for name, version in WRITTEN_FOR.items())
-              + ": see whether MemoryStorage still restarts its expiry timer without a lock "
-              "(then adapt that module, the only one that touches it, and its WRITTEN_FOR; "
-              "else remove it), and run tests/test_limits.py")
-    for name, version in WRITTEN_FOR.items():
-        installed = importlib.metadata.version(name)
-        assert installed == version, f"{name} {installed} is installed. {advice}."
+    advice = check_written_for(
+        "inventory/api/limits_internals.py", WRITTEN_FOR,
+        "see whether MemoryStorage still restarts its expiry timer without a lock (then adapt "
+        "that module, the only one that touches it, and its WRITTEN_FOR; else remove it), and "
+        "run tests/test_limits.py")
     assert callable(getattr(MemoryStorage(), _SCHEDULE, None)), \
         f"MemoryStorage.__schedule_expiry is gone. {advice}."
     limiter = Limiter(lambda: "key", app=Flask(__name__), storage_uri="memory://",

@@ -10,12 +10,12 @@ by tests/test_private_internals.py) fails with a plain message when an
 upgrade moves any of it; tests/test_dumping.py then also compares every
 plan's output with marshmallow's own.
 """
-import importlib.metadata
-
 from marshmallow import Schema, fields, post_dump, pre_dump
 from marshmallow.decorators import POST_DUMP, PRE_DUMP
 
-PACKAGE, WRITTEN_FOR = "marshmallow", "4.4.0"
+from inventory.pinned_versions import check_written_for
+
+WRITTEN_FOR = {"marshmallow": "4.4.0"}
 
 
 def has_dump_hooks(schema):
@@ -36,12 +36,10 @@ def keeps(field, cls, method):
 def check():
     """Raise AssertionError, saying what moved and what to do, if the
     installed marshmallow is not the one this module was written for."""
-    advice = (f"inventory/api/marshmallow_internals.py was written for {PACKAGE}=={WRITTEN_FOR}: "
-              "re-read marshmallow's schema.py and fields.py, adapt that module (the only one "
-              "that touches them) and its WRITTEN_FOR, run tests/test_dumping.py, then rerun "
-              "bench/run.py")
-    installed = importlib.metadata.version(PACKAGE)
-    assert installed == WRITTEN_FOR, f"{PACKAGE} {installed} is installed. {advice}."
+    advice = check_written_for(
+        "inventory/api/marshmallow_internals.py", WRITTEN_FOR,
+        "re-read marshmallow's schema.py and fields.py, adapt that module (the only one that "
+        "touches them) and its WRITTEN_FOR, run tests/test_dumping.py, then rerun bench/run.py")
 
     class Hooked(Schema):
         value = fields.Method("shown")

@@ -13,12 +13,13 @@ Written for mongomock-ng==7.11.1 (requirements.txt pins it). `check()`
 upgrade moves any of it.
 """
 import collections
-import importlib.metadata
 
 from mongomock_ng import helpers
 from mongomock_ng.filtering import filter_applies
 
-PACKAGE, WRITTEN_FOR = "mongomock-ng", "7.11.1"
+from inventory.pinned_versions import check_written_for
+
+WRITTEN_FOR = {"mongomock-ng": "7.11.1"}
 DocumentsDict = collections.OrderedDict  # what a collection's documents are kept in
 
 __all__ = ["filter_applies", "DocumentsDict", "collection_store", "documents",
@@ -63,11 +64,10 @@ def check():
     installed mongomock-ng is not the one this module was written for."""
     import mongomock_ng
 
-    advice = (f"inventory/store/mongomock_internals.py was written for {PACKAGE}=={WRITTEN_FOR}: "
-              "re-read mongomock_ng/store.py and helpers.py, adapt that module (the only one "
-              "that touches them) and its WRITTEN_FOR, then rerun bench/run.py")
-    installed = importlib.metadata.version(PACKAGE)
-    assert installed == WRITTEN_FOR, f"{PACKAGE} {installed} is installed. {advice}."
+    advice = check_written_for(
+        "inventory/store/mongomock_internals.py", WRITTEN_FOR,
+        "re-read mongomock_ng/store.py and helpers.py, adapt that module (the only one that "
+        "touches them) and its WRITTEN_FOR, then rerun bench/run.py")
     store = collection_store(mongomock_ng.MongoClient()["check"]["check"])
     for name, kind in (("_documents", DocumentsDict), ("_ttl_indexes", dict), ("indexes", dict)):
         assert isinstance(getattr(store, name, None), kind), \
