@@ -3,8 +3,10 @@ from marshmallow import Schema, fields, validate
 
 from inventory import grouping
 from inventory.filtering import MAX_LENGTH as MAX_FILTER
+from inventory.labels import MAX_LABELS
 from inventory.lifecycle import DISTRIBUTIONS, STATUSES
 from inventory.ordering import CLUSTERS
+from inventory.store.resources import MAX_GROUPS
 from inventory.versions import VERSION_RE
 from schemas.common import (
     FILTER_DESCRIPTION,
@@ -95,7 +97,7 @@ KubeClusterPatchSchema = request_schema(
     KubeClusterSchema, "KubeClusterPatch", change=True, immutable=("name", "platform"),
     overrides={"labels": Labels(allow_null_values=True, metadata={
         "description": "Labels to set, key by key; a null value removes that label. "
-                       "At most 64 remain."})})
+                       f"At most {MAX_LABELS} remain."})})
 KubeClusterListSchema = envelope("KubeClusterList", KubeClusterSchema)
 KubeClusterListArgsSchema = list_args("KubeClusterList", [
     'environment="production" AND version<"1.30"', "labels:team", 'labels.team="core"',
@@ -142,7 +144,7 @@ class KubeClusterSummarySchema(BodySchema):
     schema_url = schema_url_field(required=True)
     groups = fields.List(fields.Nested(SummaryGroupSchema), required=True, metadata={
         "description": "In descending count, then key order (versions as versions, "
-        "statuses in lifecycle order, a missing label first); at most 1,000, the largest: "
+        f"statuses in lifecycle order, a missing label first); at most {MAX_GROUPS:,}, the largest: "
         "when the counts add up to less than `total`, smaller groups were left out.",
         "examples": [[{"key": {"environment": "production", "version": "1.31",
                                "support.status": "extended"}, "count": 12},
