@@ -17,7 +17,7 @@ subclasses `GeventWorker`, `StreamServer`, `glogging.Logger` and
 `FileWrapper`, overriding the methods `OVERRIDDEN` lists.
 
 Written for gunicorn==27.0.1 and gevent==26.9.0 (requirements.txt pins
-them). `check()` (run by tests/test_private_internals.py) fails with a plain
+them). `check()` (run by tests/unit/test_private_internals.py) fails with a plain
 message when an upgrade moves any of it.
 """
 import inspect
@@ -107,7 +107,7 @@ def check():
         "inventory/serving_internals.py", WRITTEN_FOR,
         "re-read the named code in the new version, adapt that module (the only one that "
         "touches it) and inventory.serving's subclasses, update WRITTEN_FOR, and run "
-        "scripts/test --all (tests/test_serving.py serves under gunicorn)")
+        "scripts/test --all (tests/system/test_serving.py serves under gunicorn)")
     assert gunicorn.http.message.MAX_REQUEST_LINE == REQUEST_LINE_BYTES, \
         f"gunicorn.http.message.MAX_REQUEST_LINE is no longer the cap it was. {advice}."
     assert "MAX_REQUEST_LINE" in inspect.getsource(gunicorn.http.message.Request), \

@@ -8,7 +8,7 @@ response schema is turned at start into a plan of (attribute, key,
 converter) and dumped by one loop. The schema stays the one description of
 the shape: the plan is read off its fields, any field, hook or option the
 plan does not know makes that schema keep marshmallow's own `dump`, and
-tests/test_dumping.py checks that every response schema gets a plan and
+tests/unit/api/test_dumping.py checks that every response schema gets a plan and
 that the plan's output equals marshmallow's.
 
 What a plan does is exactly what marshmallow 4 does for these fields on

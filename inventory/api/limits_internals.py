@@ -3,12 +3,12 @@ and limits' private internals, in one place.
 
 limits' MemoryStorage restarts its expiry timer (`__schedule_expiry`)
 without a lock: two threads at once may start the same timer, a
-RuntimeError (a 500; tests/test_limits.py runs many threads at once). The
+RuntimeError (a 500; tests/api/test_limits.py runs many threads at once). The
 restart is serialised here, on the limiter's storage and on the in-memory
 fallback Flask-Limiter keeps in `_fallback_storage`.
 
 Written for Flask-Limiter==4.1.1 and limits==5.8.0 (requirements.txt pins
-them). `check()` (run by tests/test_private_internals.py) fails with a plain
+them). `check()` (run by tests/unit/test_private_internals.py) fails with a plain
 message when an upgrade moves any of it.
 """
 import threading
@@ -42,7 +42,7 @@ def check():
         "inventory/api/limits_internals.py", WRITTEN_FOR,
         "see whether MemoryStorage still restarts its expiry timer without a lock (then adapt "
         "that module, the only one that touches it, and its WRITTEN_FOR; else remove it), and "
-        "run tests/test_limits.py")
+        "run tests/api/test_limits.py")
     assert callable(getattr(MemoryStorage(), _SCHEDULE, None)), \
         f"MemoryStorage.__schedule_expiry is gone. {advice}."
     limiter = Limiter(lambda: "key", app=Flask(__name__), storage_uri="memory://",

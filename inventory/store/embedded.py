@@ -19,7 +19,7 @@ limit. The conditions the store and
 the commonest filters send (fields compared with strings, `$exists`, joined
 by `$and`) are checked here directly; any other query is evaluated by
 mongomock's own matcher, document by document, so the answers are the same
-(tests/test_embedded.py compares them).
+(tests/unit/store/test_embedded.py compares them).
 
 Writes. mongomock finds the documents a write touches by scanning them all,
 and checks every unique index against every document after each change. A
@@ -28,7 +28,7 @@ write by `_id` (what the store sends for one record: updates, scans raising
 it only sets and unsets fields that no unique index covers (so no unique
 check is needed); inserts keep the key order and lookups up to date instead
 of dropping them. Anything else goes to mongomock. Here too the answers are
-mongomock's own (tests/test_embedded.py compares them through writes).
+mongomock's own (tests/unit/store/test_embedded.py compares them through writes).
 
 Durability. With a data directory, every write is journaled before its call
 returns (inventory/store/journal.py): the writes below hold the lock through

@@ -9,7 +9,7 @@ in `Collection._store` (a `CollectionStore`), as the OrderedDict
 `_documents`, and its TTL indexes in `_ttl_indexes`.
 
 Written for mongomock-ng==7.11.1 (requirements.txt pins it). `check()`
-(run by tests/test_private_internals.py) fails with a plain message when an
+(run by tests/unit/test_private_internals.py) fails with a plain message when an
 upgrade moves any of it.
 """
 import collections

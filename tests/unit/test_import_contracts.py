@@ -5,7 +5,7 @@ its layer, or nothing would stop it importing upwards."""
 import pathlib
 import tomllib
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_every_module_of_inventory_has_a_layer():

@@ -3,7 +3,7 @@
 Each case reads the figure from the README's own sentence and checks it
 against what the service does: a request at the limit passes the limit's
 check, one past it is refused. Limits of the server layer (gunicorn's, for
-which a served process is needed, tests/test_serving.py) and of work no
+which a served process is needed, tests/system/test_serving.py) and of work no
 request can reach cheaply are checked against the constant the enforcing
 code reads, and that constant against gunicorn's configuration."""
 import importlib.util
@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 TEXT = " ".join((ROOT / "README.md").read_text().split())  # sentences, whatever their line breaks
 
 

@@ -2,7 +2,7 @@
 index-bounded range reading at most one document more than the page.
 
 explain() is a real server's; these run when MONGODB_URI is set. On the
-embedded store, tests/test_store.py records the queries' shape instead.
+embedded store, tests/unit/store/test_store.py records the queries' shape instead.
 """
 import json
 

@@ -19,7 +19,7 @@ from tests.conftest import ADMIN_TOKEN
 
 pytestmark = pytest.mark.slow
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "tests" / "typescript"
 WORK = ROOT / ".venv" / "typed-client"
 NODE, NPM = shutil.which("node"), shutil.which("npm")

@@ -7,7 +7,7 @@ import pytest
 
 from tests.conftest import REAL_MONGO
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _gunicorn_conf():

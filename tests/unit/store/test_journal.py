@@ -274,7 +274,7 @@ def test_a_killed_owner_frees_the_directory_for_the_next(tmp_path):
         db.things.insert_one({{"_id": "acknowledged"}})
         print("ready", flush=True)
         time.sleep(60)
-        """)], stdout=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(__file__)))
+        """)], stdout=subprocess.PIPE, cwd=os.path.abspath(__file__).rsplit("/tests/", 1)[0])
     try:
         assert owner.stdout.readline() == b"ready\n"
         with pytest.raises(DataDirectoryInUse, match=f"pid {owner.pid}"):

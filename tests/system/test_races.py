@@ -20,8 +20,8 @@ pytestmark = pytest.mark.slow
 def config():
     """Tenants' tokens send hundreds of rounds of parallel requests here, and
     make thousands of records in one organization: no rate limit, cap on
-    requests in flight or quota in the way (tests/test_limits.py and
-    tests/test_quotas.py race those)."""
+    requests in flight or quota in the way (tests/api/test_limits.py and
+    tests/api/test_quotas.py race those)."""
     return make_config(RATE_LIMIT="1000000 per minute", RATE_LIMIT_ANONYMOUS="1000000 per minute",
                        CONCURRENT_REQUESTS=0, QUOTA_PLATFORMS=1_000_000,
                        QUOTA_CLUSTERS=1_000_000, QUOTA_TOKENS=1_000_000)
