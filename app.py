@@ -5,8 +5,17 @@ import sys
 
 from flask import Flask
 
-from inventory import api, auth, demo, http, observability, paging, store
-from inventory.api import cors, errors, idempotency, limits
+from inventory import api, auth, demo, observability, paging, store
+from inventory.api import (
+    cors,
+    errors,
+    idempotency,
+    limits,
+    request_body,
+    request_checks,
+    response_headers,
+    wsgi_middleware,
+)
 from inventory.config import Config
 from inventory.jsonprovider import OrjsonProvider
 
@@ -18,19 +27,47 @@ def create_app(config=None):
     app.config.from_object(config)
     if not config.TESTING and not logging.getLogger().handlers:
         observability.configure_logging()  # gunicorn.conf.py configures it when serving
-    observability.init_app(app)  # first: every later hook and error has a request id
-    http.init_app(app, config)
-    cors.init_app(app, config)
+    wsgi_middleware.init_app(app, config)
+    request_checks.init_app(app, config)
+    request_body.init_app(app, config)
     errors.init_app(app)
     database = store.init_app(app, config)
     paging.init_app(app, config, database)
-    limits.init_app(app, config, database.db.name)  # before auth: 401s are counted too
     auth.init_app(app, config)
-    app.before_request(http.read_body)  # after auth: no body is read for a refused caller
-    idempotency.init_app(app)  # after auth: keys belong to the caller
+    register_request_hooks(app, config, database)
     api.init_app(app)
     demo.init_app(app, config, database)
     return app
+
+
+def register_request_hooks(app, config, database):
+    """The request's way through the app, as layers, outermost first. Flask
+    runs before_request hooks in the order registered and after_request
+    hooks in reverse, so each layer's before hook runs before those of the
+    layers after it and its after hook after theirs; an extension's layer
+    registers its own hooks, in its own order."""
+    layers = (
+        # a request id for every later hook and error; the answer logged as it leaves
+        (observability.start_request, observability.finish_request),
+        # nothing reads a forged host or a bad query; bodiless and secret answers' headers
+        (request_checks.refuse_unservable, response_headers.finish_response),
+        lambda: cors.init_app(app, config),  # CORS headers on every answer made inside
+        # rate limits and requests in flight: counted before checked, so 401s count too
+        lambda: limits.init_app(app, config, database.db.name),
+        (auth.authenticate, None),
+        (request_body.read_bounded_body, None),  # after auth: no body read for a refused caller
+        # after auth (keys belong to the caller); the answer kept as the view made it
+        (idempotency.reserve_or_replay, idempotency.keep_or_release),
+    )
+    for layer in layers:
+        if callable(layer):
+            layer()
+            continue
+        before, after = layer
+        if before is not None:
+            app.before_request(before)
+        if after is not None:
+            app.after_request(after)
 
 
 def _serving():

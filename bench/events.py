@@ -18,19 +18,16 @@ Appends its report to bench/events.txt.
 """
 import argparse
 import datetime
-import http.client
-import json
 import logging
 import os
 import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 
 from app import create_app
 from inventory.config import Config
+from tests.support.served import Gunicorn
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOKEN = "bench-events-token"
@@ -87,47 +84,13 @@ def write_costs(events, rounds=300):
     return costs
 
 
-class Served:
-    def __init__(self):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        env = {**os.environ, "PORT": str(self.port), "INVENTORY_ADMIN_TOKEN": TOKEN,
-               "WEB_CONCURRENCY": "1", "LOG_LEVEL": "WARNING"}
-        env.pop("MONGODB_URI", None)
-        self.process = subprocess.Popen([sys.executable, "-m", "gunicorn", "app:app"], cwd=ROOT,
-                                        env=env, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)
-        for _ in range(300):
-            try:
-                if self.call("GET", "/healthz")[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("gunicorn did not start")
-
-    def call(self, method, path, body=None, headers=None):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        connection.request(method, path, body=None if body is None else json.dumps(body),
-                           headers={"Authorization": f"Bearer {TOKEN}",
-                                    "Content-Type": "application/json", **(headers or {})})
-        response = connection.getresponse()
-        data = response.read()
-        connection.close()
-        return response.status, json.loads(data) if data else None
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=30)
-
-
 def wait_latencies(served, tries):
     """Seconds from a commit's answer to a waiting reader's answer."""
-    org = served.call("POST", "/organizations", {"title": "Waits"})[1]["id"]
-    served.call("POST", "/kubeplatforms", {"name": "pw", "organization": org,
+    org = served.request("POST", "/organizations", {"title": "Waits"}).body["id"]
+    served.request("POST", "/kubeplatforms", {"name": "pw", "organization": org,
                                            "control_plane": {"provider": "eks"},
                                            "infrastructure": {"cloud": {"provider": "aws"}}})
-    served.call("POST", "/kubeclusters", {"name": "cw", "platform": "pw", "environment": "e",
+    served.request("POST", "/kubeclusters", {"name": "cw", "platform": "pw", "environment": "e",
                                           "version": "1.30"})
     latencies = []
     for _ in range(tries):
@@ -135,12 +98,12 @@ def wait_latencies(served, tries):
         answered = {}
 
         def waiter():
-            served.call("GET", f"/events?after={after}&wait=30")
+            served.request("GET", f"/events?after={after}&wait=30", timeout=60)
             answered["at"] = time.perf_counter()
         thread = threading.Thread(target=waiter)
         thread.start()
         time.sleep(0.2)  # the waiter is waiting
-        served.call("POST", "/kubeclusters/cw/scans", {})
+        served.request("POST", "/kubeclusters/cw/scans", {})
         committed = time.perf_counter()
         thread.join()
         latencies.append(answered["at"] - committed)
@@ -150,17 +113,17 @@ def wait_latencies(served, tries):
 def _newest(served):
     after = None
     while True:
-        page = served.call("GET", f"/events?limit=100{f'&after={after}' if after else ''}")
-        if not page[1]["results"]:
+        page = served.request("GET", f"/events?limit=100{f'&after={after}' if after else ''}")
+        if not page.body["results"]:
             return after
-        after = page[1]["results"][-1]["id"]
+        after = page.body["results"][-1]["id"]
 
 
 def get_p50(served, rounds=400):
     samples = []
     for _ in range(rounds):
         began = time.perf_counter()
-        served.call("GET", "/kubeclusters/cw")
+        served.request("GET", "/kubeclusters/cw")
         samples.append(time.perf_counter() - began)
     return statistics.median(samples) * 1000
 
@@ -200,7 +163,7 @@ def main():
     for name, (with_event, without) in write_costs(args.events).items():
         lines.append(f"   {name:<16} {with_event:6.2f} vs {without:6.2f}  "
                      f"{with_event / without:4.2f}x  (target <= 1.3x)")
-    served = Served()
+    served = Gunicorn(TOKEN, env={"LOG_LEVEL": "WARNING"})
     try:
         latencies = sorted(wait_latencies(served, args.waits))
         lines.append(f"2. a wait answers after a commit (served, gevent): p50 "

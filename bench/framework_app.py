@@ -101,7 +101,7 @@ def create_app(answers=None):
     # work, not a difference of JSON libraries.
     app.json = OrjsonProvider(app)
     app.config.update(API_TITLE="framework floor", API_VERSION="1", OPENAPI_VERSION="3.1.0",
-                      # what `$schema` (inventory.schema_urls.describe) reads
+                      # what `$schema` (inventory.schema_urls.schema_url) reads
                       ALLOWED_HOSTS=Config().allowed_hosts)
     Api(app).register_blueprint(blueprint(*held_records(answers)))
     app.add_url_rule("/healthz", "health", lambda: {"status": "ok"})  # for the bench's start

@@ -7,7 +7,7 @@ one the summary can count by (`labels.<key>` for any label key).
 import re
 
 from inventory.errors import BadGrouping
-from inventory.labels import LABEL_KEY_RE
+from inventory.labels import LABEL_KEY_RE, MAX_LABEL_KEY
 
 FIELDS = ("organization", "platform", "environment", "version", "support.status",
           "control_plane.provider")
@@ -40,7 +40,7 @@ def parse(text):
             continue
         if head == "labels":
             raise BadGrouping(f"`{name}`: a label is grouped by as `labels.<key>`, with a "
-                              "label key (1-63 letters, digits, `-`, `_`).", text)
+                              f"label key (1-{MAX_LABEL_KEY} letters, digits, `-`, `_`).", text)
         raise BadGrouping(f"A summary cannot count by `{name}`; it can by {_DESCRIBED}.",
                           text)
     if len(set(names)) != len(names):

@@ -6,7 +6,8 @@ import time
 import uuid
 from datetime import datetime, timezone
 
-SLUG_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+MAX_SLUG = 63  # an RFC 1123 DNS label
+SLUG_RE = re.compile(rf"^[a-z0-9]([a-z0-9-]{{0,{MAX_SLUG - 2}}}[a-z0-9])?$")
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 ORG_ID_RE = re.compile(rf"^org_{_UUID}$")
 CLUSTER_ID_RE = re.compile(rf"^k8scl_{_UUID}$")

@@ -6,7 +6,8 @@ MongoDB paths (no dots, no `$`).
 """
 import re
 
-LABEL_KEY_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$"
+MAX_LABEL_KEY = 63
+LABEL_KEY_PATTERN = rf"^[A-Za-z0-9]([A-Za-z0-9_-]{{0,{MAX_LABEL_KEY - 2}}}[A-Za-z0-9])?$"
 LABEL_KEY_RE = re.compile(LABEL_KEY_PATTERN)
 MAX_LABELS = 64
 MAX_LABEL_VALUE = 256

@@ -77,7 +77,7 @@ def instance_uri(request_id_value):
     return f"urn:x-request-id:{request_id_value}"
 
 
-def _start():
+def start_request():
     incoming = request.headers.get("X-Request-ID", "")
     g.request_id = incoming if _REQUEST_ID_RE.match(incoming) else str(uuid.uuid4())
     g.started = time.perf_counter()
@@ -96,7 +96,7 @@ def _series(method, route, status):
     return found
 
 
-def _finish(response):
+def finish_request(response):
     response.headers["X-Request-ID"] = request_id()
     duration = time.perf_counter() - g.get("started", time.perf_counter())
     route = request.url_rule.rule if request.url_rule is not None else "unmatched"
@@ -126,8 +126,3 @@ def metrics_response():
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
     return Response(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
-
-
-def init_app(app):
-    app.before_request(_start)
-    app.after_request(_finish)

@@ -8,7 +8,7 @@ its schema by a relative URL, never by the forged host.
 """
 import functools
 
-from flask import current_app, g, request
+from flask import current_app, request
 from werkzeug.sansio.utils import get_current_url
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
@@ -54,15 +54,7 @@ def schema_url(name):
     return f"{base_url()}schemas/{name}.json"
 
 
-def describe(name):
-    """The `$schema` URL of this response's body; remembered for its Link header."""
-    url = schema_url(name)
-    g.described_by = url
-    return url
-
-
-def add_link_header(response):
-    url = g.get("described_by")
-    if url:
-        response.headers["Link"] = f'<{url}>; rel="describedBy"'
-    return response
+def describing_link(name):
+    """The `Link` header value that names the JSON Schema `name` as the
+    body's (RFC 8288 `describedBy`): the same URL as the body's `$schema`."""
+    return f'<{schema_url(name)}>; rel="describedBy"'

@@ -56,8 +56,6 @@ from http import HTTPStatus
 from urllib.parse import urlsplit
 
 import gevent
-import gunicorn.http.body
-import gunicorn.http.message
 import gunicorn.http.wsgi
 import orjson
 from gevent.server import StreamServer
@@ -75,6 +73,13 @@ from inventory.limits import (
     REQUEST_TIMEOUT,
 )
 from inventory.problems import problem_body
+from inventory.serving_internals import (
+    ChunkTooLarge,
+    accept_again_after,
+    expects_continue,
+    gunicorn_response,
+    take_continue,
+)
 
 ANSWER_GRACE = 2.0  # seconds to send an error answer once a deadline has passed
 # The kernel's buffer for one client's unread answer: a slow reader holds at
@@ -87,30 +92,6 @@ FILE_BLOCK_BYTES = 64 * 1024  # see _FileWrapper
 EMFILE_PAUSE_SECONDS = 0.1  # see _Listener
 SUPPORTED_VERSIONS = ((1, 0), (1, 1))
 
-
-class ChunkTooLarge(http_errors.ParseException):
-    """A chunk announces more bytes than a whole body may have."""
-
-
-# -- gunicorn internals the service changes (pinned: gunicorn==27.0.1; see
-# tests/test_serving_units.py, which fails plainly when an upgrade moves them)
-
-# gunicorn caps `limit_request_line` at this module constant (8,190).
-gunicorn.http.message.MAX_REQUEST_LINE = REQUEST_LINE_BYTES
-
-_parse_chunk_size = gunicorn.http.body.ChunkedReader.parse_chunk_size
-
-
-def _bounded_parse_chunk_size(self, unreader, data=None):
-    """gunicorn's chunk-size parser, refusing a chunk no body may hold at
-    once, rather than waiting 30 s for 2**72 bytes that never come."""
-    size, rest = _parse_chunk_size(self, unreader, data)
-    if size > MAX_BODY_BYTES:
-        raise ChunkTooLarge(f"a chunk of {size} bytes")
-    return size, rest
-
-
-gunicorn.http.body.ChunkedReader.parse_chunk_size = _bounded_parse_chunk_size
 
 # -- answers of the server layer
 
@@ -338,7 +319,7 @@ class _ServerBoundary:
         if not _has_body(environ):
             return self.app(environ, start_response)
         environ["wsgi.input"] = _RequestBody(environ["wsgi.input"], connection)
-        response = start_response.__self__  # gunicorn's Response
+        response = gunicorn_response(start_response)
 
         def start(status, headers, exc_info=None):
             if int(status[:3]) >= 400:  # the body may be unread: no next request
@@ -358,7 +339,7 @@ def _refusal(req):
                 coding.strip(" \t").lower() not in ("chunked", "")
                 for coding in value.split(",")):
             return 501, None  # e.g. gzip, chunked: gzip is not implemented
-        if name == "CONTENT-LENGTH" and req._expected_100_continue \
+        if name == "CONTENT-LENGTH" and expects_continue(req) \
                 and value.isdigit() and int(value) > MAX_BODY_BYTES:
             return 413, None  # before inviting the body with 100 Continue
     if "://" in req.uri[:12]:
@@ -418,10 +399,7 @@ class _Listener(StreamServer):
         if time.monotonic() - self._warned > 1:
             self._warned = time.monotonic()
             self._worker.log.warning("out of file descriptors: accepting again shortly")
-        # as gevent's BaseServer does after an accept error, without its traceback
-        self.stop_accepting()
-        self._timer = self.loop.timer(EMFILE_PAUSE_SECONDS)
-        self._timer.start(self._start_accepting_if_started)
+        self._timer = accept_again_after(self, EMFILE_PAUSE_SECONDS)
 
 
 class Worker(GeventWorker):
@@ -487,7 +465,7 @@ class Worker(GeventWorker):
                 status, detail = refused
                 sock.sendall(raw_problem(status, detail))
                 raise StopIteration()
-            sock.continue_pending, req._expected_100_continue = req._expected_100_continue, False
+            sock.continue_pending = take_continue(req)
             return super().handle_request(listener_name, req, sock, addr)
         finally:
             sock.await_request()

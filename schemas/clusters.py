@@ -3,6 +3,7 @@ from marshmallow import Schema, fields, validate
 
 from inventory import grouping
 from inventory.filtering import MAX_LENGTH as MAX_FILTER
+from inventory.labels import MAX_LABELS
 from inventory.lifecycle import DISTRIBUTIONS, STATUSES
 from inventory.ordering import CLUSTERS
 from inventory.versions import MAX_VERSION_LENGTH, VERSION_RE
@@ -100,7 +101,7 @@ KubeClusterPatchSchema = request_schema(
     KubeClusterSchema, "KubeClusterPatch", change=True, immutable=("name", "platform"),
     overrides={"labels": Labels(allow_null_values=True, metadata={
         "description": "Labels to set, key by key; a null value removes that label. "
-                       "At most 64 remain."})},
+                       f"At most {MAX_LABELS} remain."})},
     example={"version": "1.32.0", "labels": {"team": None, "owner": "ops"}})
 KubeClusterListSchema = envelope("KubeClusterList", KubeClusterSchema)
 KubeClusterListArgsSchema = list_args("KubeClusterList", [
@@ -149,7 +150,7 @@ class KubeClusterSummarySchema(BodySchema):
     groups = fields.List(fields.Nested(SummaryGroupSchema), required=True, metadata={
         "maxItems": grouping.MAX_GROUPS,
         "description": "In descending count, then key order (versions as versions, "
-        "statuses in lifecycle order, a missing label first); at most 1,000, the largest: "
+        f"statuses in lifecycle order, a missing label first); at most {grouping.MAX_GROUPS:,}, the largest: "
         "when the counts add up to less than `total`, smaller groups were left out.",
         "examples": [[{"key": {"environment": "production", "version": "1.31",
                                "support.status": "extended"}, "count": 12},

@@ -13,8 +13,13 @@ from functools import cached_property
 
 from marshmallow import Schema, fields, missing, post_load, pre_load, validate
 
+from inventory.filtering import MAX_DEPTH as MAX_FILTER_DEPTH
+from inventory.filtering import MAX_LENGTH as MAX_FILTER_LENGTH
+from inventory.filtering import MAX_TERMS as MAX_FILTER_TERMS
 from inventory.ordering import MAX_ORDER_BY
-from inventory.schema_urls import describe
+from inventory.problems import MAX_ENTRIES
+from inventory.schema_urls import schema_url
+from inventory.store.pages import MAX_EXAMINED
 from schemas.fields import WholeNumber
 
 DEFAULT_LIMIT = 20
@@ -44,7 +49,7 @@ class BodySchema(Schema):
         self.nested = nested
 
     def _schema_url(self, _obj):
-        return missing if self.nested else describe(self.SCHEMA_NAME)
+        return missing if self.nested else schema_url(self.SCHEMA_NAME)
 
     @pre_load
     def drop_ignored(self, data, **_kwargs):
@@ -158,16 +163,17 @@ def envelope(name, item_schema):
     })
 
 
-FILTER_DESCRIPTION = """Record filter, a subset of Google AIP-160:
+FILTER_DESCRIPTION = f"""Record filter, a subset of Google AIP-160:
 comparisons `field op value` with op one of `= != < <= > >= :`, joined by
 `AND` (binds tighter) and `OR`, negated by `NOT`, grouped by parentheses.
 Fields are the listed resource's fields, dotted for nesting. Values are
 "quoted strings", numbers, `true` or `false`; a string ending in `*` matches
 by prefix (`\\*` for a literal star). `labels:team` asks whether a label
 exists. Versions compare as versions (`version<"1.30"`), timestamps as RFC
-3339 instants, integers as integers. At most 2,000 characters,
-16 comparisons and NOTs in all and 32 levels of nesting. A filtered page examines at most
-1,000 records, so it may be short: follow `continue` until it is empty."""
+3339 instants, integers as integers. At most {MAX_FILTER_LENGTH:,} characters,
+{MAX_FILTER_TERMS} comparisons and NOTs in all and {MAX_FILTER_DEPTH} levels of \
+nesting. A filtered page examines at most
+{MAX_EXAMINED:,} records, so it may be short: follow `continue` until it is empty."""
 
 
 ORDER_BY_DESCRIPTION = """Order of the results (Google AIP-132): fields
@@ -195,7 +201,7 @@ def continue_field():
 
 
 def filter_field(examples, description=FILTER_DESCRIPTION):
-    return fields.String(validate=validate.Length(max=2000),
+    return fields.String(validate=validate.Length(max=MAX_FILTER_LENGTH),
                          metadata={"description": description, "examples": examples})
 
 
@@ -243,7 +249,7 @@ class ErrorSchema(BodySchema):
     type = fields.String(required=True, metadata={"format": "uri"})
     instance = fields.String(required=True, metadata={"format": "uri"})
     errors = fields.List(fields.Nested(ErrorDetailSchema), required=True,
-                         metadata={"maxItems": 21})
+                         metadata={"maxItems": MAX_ENTRIES + 1})  # and one saying how many more
 
 
 class HealthSchema(BodySchema):

@@ -3,10 +3,11 @@ import re
 
 from marshmallow import ValidationError, fields, validate
 
-from inventory.ids import SLUG_RE
+from inventory.ids import MAX_SLUG, SLUG_RE
 from inventory.labels import (
     LABEL_KEY_PATTERN,
     LABEL_KEY_RE,
+    MAX_LABEL_KEY,
     MAX_LABEL_VALUE,
     MAX_LABELS,
 )
@@ -19,7 +20,7 @@ _CONTROL_OR_BREAK = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _TEXT_PATTERN = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$"
 _LINE_PATTERN = "^[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*$"
 
-SLUG_DESCRIPTION = ("An RFC 1123 DNS label: 1 to 63 characters of a-z, 0-9 and '-', "
+SLUG_DESCRIPTION = (f"An RFC 1123 DNS label: 1 to {MAX_SLUG} characters of a-z, 0-9 and '-', "
                     "starting and ending with a letter or digit.")
 
 
@@ -74,10 +75,11 @@ class WholeNumber(fields.Integer):
 class Slug(fields.String):
     def __init__(self, **kwargs):
         metadata = {"description": SLUG_DESCRIPTION, "pattern": SLUG_RE.pattern,
-                    "maxLength": 63, **kwargs.pop("metadata", {})}
+                    "maxLength": MAX_SLUG, **kwargs.pop("metadata", {})}
         super().__init__(
             validate=validate.Regexp(SLUG_RE, error="Must be an RFC 1123 DNS label "
-                                     "(1-63 of a-z, 0-9, '-'; letter or digit at both ends)."),
+                                     f"(1-{MAX_SLUG} of a-z, 0-9, '-'; letter or digit at both "
+                                     "ends)."),
             metadata=metadata, **kwargs)
 
 
@@ -89,16 +91,16 @@ class Labels(fields.Dict):
     """
 
     def __init__(self, *, allow_null_values=False, **kwargs):
-        metadata = {"description": f"At most {MAX_LABELS} labels; keys of 1-63 letters, "
+        metadata = {"description": f"At most {MAX_LABELS} labels; keys of 1-{MAX_LABEL_KEY} letters, "
                     "digits, '-' and '_' (letter or digit at both ends); values up to "
                     f"{MAX_LABEL_VALUE} characters"
                     + ("; a null value removes the label." if allow_null_values else "."),
                     "maxProperties": MAX_LABELS,
-                    "propertyNames": {"pattern": LABEL_KEY_PATTERN, "maxLength": 63},
+                    "propertyNames": {"pattern": LABEL_KEY_PATTERN, "maxLength": MAX_LABEL_KEY},
                     **kwargs.pop("metadata", {})}
         super().__init__(
             keys=fields.String(validate=validate.Regexp(
-                LABEL_KEY_RE, error="Label keys are 1-63 letters, digits, '-' and '_', "
+                LABEL_KEY_RE, error=f"Label keys are 1-{MAX_LABEL_KEY} letters, digits, '-' and '_', "
                 "starting and ending with a letter or digit.")),
             values=Text(MAX_LABEL_VALUE, allow_none=allow_null_values),
             validate=self._at_most, metadata=metadata, **kwargs)

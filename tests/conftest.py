@@ -16,6 +16,8 @@ REAL_MONGO = bool(os.environ.get("MONGODB_URI"))
 # about the journal give it a directory of their own.
 os.environ.pop("INVENTORY_DATA_DIR", None)
 ADMIN_TOKEN = "test-admin-token"
+# Fixtures kept beside the helpers they go with (tests/support/)
+pytest_plugins = ["tests.support.races", "tests.support.node"]
 
 
 def client_with(app, token):

@@ -8,7 +8,7 @@ response schema is turned at start into a plan of (attribute, key,
 converter) and dumped by one loop. The schema stays the one description of
 the shape: the plan is read off its fields, any field, hook or option the
 plan does not know makes that schema keep marshmallow's own `dump`, and
-tests/test_dumping.py checks that every response schema gets a plan and
+tests/unit/api/test_dumping.py checks that every response schema gets a plan and
 that the plan's output equals marshmallow's.
 
 What a plan does is exactly what marshmallow 4 does for these fields on
@@ -18,16 +18,12 @@ mappings and lists are rebuilt through their inner fields, nested schemas
 through their own plans, and `Method` fields call their method.
 """
 from marshmallow import Schema, fields, missing
-from marshmallow.decorators import POST_DUMP, PRE_DUMP
+
+from inventory.api.marshmallow_internals import has_dump_hooks, keeps, method_of
 
 
 class NotCompilable(Exception):
     """The schema uses something a plan does not reproduce."""
-
-
-def _is(field, cls, method):
-    """Whether `field` uses `cls`'s own implementation of `method`."""
-    return getattr(type(field), method) is getattr(cls, method)
 
 
 def _string(value):
@@ -71,23 +67,23 @@ def _nested(dump, many):
 
 def _converter(field):
     """The function a plan applies to a value of `field` (None: as it is)."""
-    if not (_is(field, fields.Field, "serialize") and _is(field, fields.Field, "get_value")):
+    if not (keeps(field, fields.Field, "serialize") and keeps(field, fields.Field, "get_value")):
         raise NotCompilable(f"{type(field).__name__} reads values its own way")
-    if isinstance(field, fields.String) and _is(field, fields.String, "_serialize"):
+    if isinstance(field, fields.String) and keeps(field, fields.String, "_serialize"):
         return _string
-    if isinstance(field, fields.Integer) and _is(field, fields.Number, "_serialize") \
-            and _is(field, fields.Number, "_format_num") and not field.as_string:
+    if isinstance(field, fields.Integer) and keeps(field, fields.Number, "_serialize") \
+            and keeps(field, fields.Number, "_format_num") and not field.as_string:
         return _integer
-    if isinstance(field, fields.Nested) and _is(field, fields.Nested, "_serialize"):
+    if isinstance(field, fields.Nested) and keeps(field, fields.Nested, "_serialize"):
         return _nested(_plan(field.schema), bool(field.schema.many or field.many))
-    if isinstance(field, fields.List) and _is(field, fields.List, "_serialize"):
+    if isinstance(field, fields.List) and keeps(field, fields.List, "_serialize"):
         return _listing(_converter(field.inner))
-    if isinstance(field, fields.Mapping) and _is(field, fields.Mapping, "_serialize"):
+    if isinstance(field, fields.Mapping) and keeps(field, fields.Mapping, "_serialize"):
         if field.mapping_type is not dict:
             raise NotCompilable(f"a mapping of {field.mapping_type.__name__}")
         return _mapping(field.key_field and _converter(field.key_field),
                         field.value_field and _converter(field.value_field))
-    if _is(field, fields.Field, "_serialize"):  # Raw, Boolean and others that keep values
+    if keeps(field, fields.Field, "_serialize"):  # Raw, Boolean and others that keep values
         return None
     raise NotCompilable(f"{type(field).__name__} serializes its own way")
 
@@ -96,15 +92,15 @@ def _plan(schema):
     """The dump function of one record of a schema instance."""
     if not isinstance(schema, Schema):
         raise NotCompilable("not a schema instance")
-    if schema._hooks[PRE_DUMP] or schema._hooks[POST_DUMP]:
+    if has_dump_hooks(schema):
         raise NotCompilable("pre_dump/post_dump hooks")
     if type(schema).get_attribute is not Schema.get_attribute or schema.dict_class is not dict:
         raise NotCompilable("records read or made its own way")
     steps = []  # (attribute, key, converter, dump default, method), in key order
     for name, field in schema.dump_fields.items():
         key = field.data_key if field.data_key is not None else name
-        if isinstance(field, fields.Method) and _is(field, fields.Method, "_serialize"):
-            steps.append((None, key, None, missing, field._serialize_method))
+        if isinstance(field, fields.Method) and keeps(field, fields.Method, "_serialize"):
+            steps.append((None, key, None, missing, method_of(field)))
             continue
         attribute = field.attribute if field.attribute is not None else name
         if "." in attribute or hasattr(dict, attribute):

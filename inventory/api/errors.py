@@ -13,7 +13,7 @@ from inventory import errors
 from inventory.api.parser import parse_json_body
 from inventory.observability import instance_uri, request_id
 from inventory.problems import problem_body
-from inventory.schema_urls import describe
+from inventory.schema_urls import describing_link, schema_url
 
 log = logging.getLogger(__name__)
 
@@ -91,9 +91,10 @@ def _headers_of(error):
 
 def problem_response(status, detail, entries=(), headers=None):
     """The error body for `status`, with `$schema` and `Link` like any body."""
-    body = problem_body(status, detail, entries, describe("Error"), instance_uri(request_id()))
+    body = problem_body(status, detail, entries, schema_url("Error"), instance_uri(request_id()))
     response = current_app.response_class(
         current_app.json.dumps(body), status=status, mimetype="application/problem+json")
+    response.headers["Link"] = describing_link("Error")
     for name, value in (headers or {}).items():
         response.headers[name] = value
     return response

@@ -17,11 +17,11 @@ from flask import current_app, g, request
 from inventory.api.errors import RequestError
 from inventory.auth import current_principal
 from inventory.operations import current_operation
-from inventory.schema_urls import add_link_header
 from inventory.store import get_store
 
 HEADER = "Idempotency-Key"
-_KEY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")  # visible ASCII
+MAX_KEY_LENGTH = 255
+_KEY_RE = re.compile(rf"^[\x21-\x7e]{{1,{MAX_KEY_LENGTH}}}$")  # visible ASCII
 _REPLAYED_HEADERS = ("Location", "ETag", "Content-Type", "Link")
 _REBASED_HEADERS = ("Location", "Link")  # of those, the ones that hold the service's URLs
 
@@ -47,7 +47,7 @@ def reserve_or_replay():
         raise RequestError(422, "header.idempotency-key", "This operation does not take an "
                             f"Idempotency-Key{reason}.", key)
     if not _KEY_RE.match(key):
-        raise RequestError(422, "header.idempotency-key", "Must be 1 to 255 visible ASCII "
+        raise RequestError(422, "header.idempotency-key", f"Must be 1 to {MAX_KEY_LENGTH} visible ASCII "
                             "characters (a UUID is a good choice).", key)
     scoped_key = f"{current_principal().key}:{key}"
     owner, answer = get_store().idempotency.reserve(scoped_key, _fingerprint())
@@ -93,7 +93,6 @@ def keep_or_release(response):
     """after_request: keep a successful answer for replay, forget a failed one."""
     reservation = g.pop("idempotency", None)
     if reservation is not None:
-        add_link_header(response)  # so that the replay carries it too
         store = get_store().idempotency
         if 200 <= response.status_code < 300:
             store.complete(*reservation, {
@@ -104,8 +103,3 @@ def keep_or_release(response):
         else:
             store.release(*reservation)
     return response
-
-
-def init_app(app):
-    app.before_request(reserve_or_replay)
-    app.after_request(keep_or_release)

@@ -2,7 +2,7 @@
 
 Who a caller is: its token (by the token's id), or, for a request without a
 valid token, its client address (the router's `X-Forwarded-For` hop behind
-`TRUST_PROXY`, inventory.http). Exempt: the bootstrap admin token
+`TRUST_PROXY`, inventory.api.wsgi_middleware). Exempt: the bootstrap admin token
 (`INVENTORY_ADMIN_TOKEN`, the operator's way back in), the routes that need
 no token (health and readiness, which a platform's probes call and must
 never see refused, the OpenAPI document, the docs page, the JSON Schemas:
@@ -44,10 +44,11 @@ from functools import partial
 from flask import g, request
 from limits import parse_many
 from limits.errors import StorageError
-from limits.storage import MemoryStorage, storage_from_string
+from limits.storage import storage_from_string
 from limits.strategies import SlidingWindowCounterRateLimiter
 
 from inventory import auth
+from inventory.api.limits_internals import serialise_expiry
 from inventory.errors import Throttled
 from inventory.operations import current_operation
 
@@ -106,19 +107,6 @@ def storage(config, database_name):
         "socketTimeoutMS": 2 * timeout}
 
 
-def _serialised_expiry(storage):
-    """limits' MemoryStorage (5.8) restarts its expiry timer without a lock:
-    two threads at once may start the same timer, a RuntimeError (a 500).
-    Its restart is serialised here."""
-    if isinstance(storage, MemoryStorage):
-        schedule, lock = storage._MemoryStorage__schedule_expiry, threading.Lock()
-
-        def scheduled():
-            with lock:
-                schedule()
-        storage._MemoryStorage__schedule_expiry = scheduled
-
-
 class InFlight:
     """Requests in flight per caller key, at most `limit` each."""
 
@@ -152,9 +140,9 @@ class RateCounter:
 
     def __init__(self, uri, options, fallback):
         self.storage = storage_from_string(uri, **options)
-        self.fallback = MemoryStorage() if fallback else None
+        self.fallback = storage_from_string("memory://") if fallback else None
         for storage_ in (self.storage, self.fallback):
-            _serialised_expiry(storage_)
+            serialise_expiry(storage_)
         self._counting = SlidingWindowCounterRateLimiter(self.storage)
         self._in_memory = self.fallback and SlidingWindowCounterRateLimiter(self.fallback)
         self._failed_at = None  # monotonic time the storage last failed

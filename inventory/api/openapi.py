@@ -15,6 +15,8 @@ from inventory import limits
 from inventory.api.common import PATH_KEYS
 from inventory.api.conditional import MAX_ETAG_LIST
 from inventory.api.idempotency import HEADER as IDEMPOTENCY_HEADER
+from inventory.api.idempotency import MAX_KEY_LENGTH as MAX_IDEMPOTENCY_KEY
+from inventory.api.parser import MAX_JSON_DEPTH
 from schemas.common import BodySchema
 
 PROBLEM = "application/problem+json"
@@ -69,7 +71,7 @@ REQUEST_HEADERS = {
                       "description": "Answer 304 with no body if the record is at one of these ETags."},
     IDEMPOTENCY_HEADER: {
         "in": "header", "name": IDEMPOTENCY_HEADER, "required": False,
-        "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"},
+        "schema": {"type": "string", "minLength": 1, "maxLength": MAX_IDEMPOTENCY_KEY, "pattern": "^[!-~]+$"},
         "description": "Retry safely: the same key with the same request within 24 hours "
                        "answers the first answer again instead of creating twice; the same key "
                        "with another request is a 422. Keys belong to the calling token."},
@@ -77,9 +79,9 @@ REQUEST_HEADERS = {
 
 ERROR_MEANINGS = {
     400: "The request is malformed: a body that is not valid JSON (also: duplicate keys, NaN, "
-         "invalid UTF-8, nesting over 32), a query string that is not UTF-8, a `Host` this "
-         "deployment does not serve (ALLOWED_HOSTS), or, from the server layer, a request "
-         "that is not valid HTTP/1.1.",
+         f"invalid UTF-8, nesting over {MAX_JSON_DEPTH}), a query string that is not UTF-8, a "
+         "`Host` this deployment does not serve (ALLOWED_HOSTS), or, from the server layer, a "
+         "request that is not valid HTTP/1.1.",
     408: f"The request line and headers did not arrive within {limits.HEADER_TIMEOUT:g} s, "
          f"or the body stalled for {limits.REQUEST_TIMEOUT:g} s.",
     401: "No valid bearer token.",
@@ -90,7 +92,7 @@ ERROR_MEANINGS = {
     412: "If-Match names no current ETag of the record: it changed meanwhile.",
     410: "The resume point is older than the oldest event kept: list again and resume "
          "from the newest id.",
-    413: f"The body is over {limits.MAX_BODY_BYTES // 2**20} MiB.",
+    413: f"The body is over {limits.MAX_BODY_BYTES / 2**20:g} MiB.",
     414: f"The request line is over {limits.REQUEST_LINE_BYTES // 1024} KiB.",
     415: "The body is not JSON.",
     422: "A parameter, header or body field is not valid; `errors` has one entry per problem.",

@@ -19,7 +19,7 @@ limit. The conditions the store and
 the commonest filters send (fields compared with strings, `$exists`, joined
 by `$and`) are checked here directly; any other query is evaluated by
 mongomock's own matcher, document by document, so the answers are the same
-(tests/test_embedded.py compares them).
+(tests/unit/store/test_embedded.py compares them).
 
 Writes. mongomock finds the documents a write touches by scanning them all,
 and checks every unique index against every document after each change. A
@@ -28,7 +28,7 @@ write by `_id` (what the store sends for one record: updates, scans raising
 it only sets and unsets fields that no unique index covers (so no unique
 check is needed); inserts keep the key order and lookups up to date instead
 of dropping them. Anything else goes to mongomock. Here too the answers are
-mongomock's own (tests/test_embedded.py compares them through writes).
+mongomock's own (tests/unit/store/test_embedded.py compares them through writes).
 
 Durability. With a data directory, every write is journaled before its call
 returns (inventory/store/journal.py): the writes below hold the lock through
@@ -58,11 +58,11 @@ import time
 from datetime import datetime, timezone
 
 import mongomock_ng
-from mongomock_ng import helpers
-from mongomock_ng.filtering import filter_applies
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 from pymongo.results import DeleteResult, InsertOneResult, UpdateResult
+
+from inventory.store import mongomock_internals
 
 
 class _StoreLock:
@@ -275,7 +275,7 @@ def _matcher(query, walked=None):
     holding an array or a non-string where a string is compared, go to
     mongomock."""
     def mongomock(document):
-        return filter_applies(query, document)
+        return mongomock_internals.filter_applies(query, document)
     conditions = _conditions(query, walked)
     if conditions is None:
         tree = _tree_check(query, walked)
@@ -573,8 +573,7 @@ class LockedCollection:
             if kwargs or not isinstance(key, str) or not self._unique_by_key(document):
                 result = self._collection.insert_one(document, **kwargs)
             else:
-                self._documents()[key] = helpers.patch_datetime_awareness_in_document(
-                    _copy(document))
+                self._documents()[key] = mongomock_internals.as_stored(_copy(document))
                 result = InsertOneResult(key, acknowledged=True)
             key = result.inserted_id
             if self._keys is not None:
@@ -620,12 +619,13 @@ class LockedCollection:
 
     def _take_over_expiry(self):
         """Move mongomock's TTL indexes here (the index stays listed)."""
-        store = self._collection._store
-        for index in list(store._ttl_indexes.values()):
+        indexes = mongomock_internals.ttl_indexes(
+            mongomock_internals.collection_store(self._collection))
+        for index in list(indexes.values()):
             if len(index["key"]) == 1:
                 self._ttl = (index["key"][0][0], int(index["expireAfterSeconds"]))
                 self._expiring = None
-        store._ttl_indexes.clear()
+        indexes.clear()
 
     def _expire(self):
         """Delete the documents whose time has come, walking the heap from
@@ -752,7 +752,8 @@ class LockedCollection:
         class's lock already excludes writers, and mongomock's per-access
         reader lock would cost more than the read. (Its TTL sweep, which runs
         on every access over every document, is replaced here by `_expire`.)"""
-        return self._collection._store._documents
+        return mongomock_internals.documents(
+            mongomock_internals.collection_store(self._collection))
 
     def _key_of(self, query):
         """The `_id`s, in insertion order, of the only documents `query` can

@@ -63,7 +63,6 @@ OS thread (`everysec`) or the hub's thread pool (`always`), and appends are
 writes to the page cache.
 """
 import atexit
-import collections
 import fcntl
 import gc
 import importlib
@@ -76,9 +75,9 @@ import time
 
 import orjson
 from bson import json_util
-from mongomock_ng import helpers
 
 from inventory.errors import Unavailable
+from inventory.store import mongomock_internals
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +91,7 @@ LOCK_WAIT = 10.0
 _OPTIONS = json_util.RELAXED_JSON_OPTIONS
 _ORJSON = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
 _FILE = re.compile(r"(snapshot|journal)-(\d+)\.jsonl\Z")
-_DictStore = collections.OrderedDict  # what mongomock keeps a collection's documents in
+_DictStore = mongomock_internals.DocumentsDict  # what mongomock keeps a collection's documents in
 
 
 class DataDirectoryInUse(RuntimeError):
@@ -146,8 +145,7 @@ def decode(line):
     return _decoded(records) if b'"$' in line else records
 
 
-def _key(document_id):
-    return helpers.hashdict(document_id) if isinstance(document_id, dict) else document_id
+_key = mongomock_internals.document_key
 
 
 # -- gevent, when it is there ----------------------------------------------
@@ -391,9 +389,10 @@ class Journal:
                 collection, documents = collections_[name]
             except KeyError:  # mongomock makes a new collection object on each lookup
                 collection = database[name]
-                documents = collection._store._documents
+                store = mongomock_internals.collection_store(collection)
+                documents = mongomock_internals.documents(store)
                 if not isinstance(documents, _Tracked):
-                    documents = collection._store._documents = _Tracked(documents)
+                    documents = mongomock_internals.replace_documents(store, _Tracked(documents))
                 collections_[name] = collection, documents
             if "put" in record:
                 document = record["put"]
@@ -415,9 +414,10 @@ class Journal:
     def track(self, name, collection):
         """Note the writes to `collection` (a mongomock collection) from now on."""
         if name not in self._stores:
-            store = collection._store
-            if not isinstance(store._documents, _Tracked):
-                store._documents = _Tracked(store._documents)
+            store = mongomock_internals.collection_store(collection)
+            documents = mongomock_internals.documents(store)
+            if not isinstance(documents, _Tracked):
+                mongomock_internals.replace_documents(store, _Tracked(documents))
             self._stores[name] = store
             self._indexes[name] = _copied(store.indexes)
 
@@ -436,10 +436,10 @@ class Journal:
             self._reap()
         records, written = [], []
         for name, store in ([(only, self._stores[only])] if only else self._stores.items()):
-            documents = store._documents
+            documents = mongomock_internals.documents(store)
             if documents.__class__ is not _Tracked:  # dropped: a new dict
                 records.append({"c": name, "drop": True})
-                documents = store._documents = _Tracked(documents)
+                documents = mongomock_internals.replace_documents(store, _Tracked(documents))
                 documents.dirty = dict.fromkeys(documents)
                 self._indexes[name] = {}
             if store.indexes != self._indexes[name]:
@@ -593,7 +593,7 @@ class Journal:
             with open(path + ".tmp", "wb", buffering=1 << 20) as out:
                 for name, store in self._stores.items():
                     out.write(encode([{"c": name, "indexes": self._indexes[name]}]))
-                    for count, document in enumerate(store._documents.values()):
+                    for count, document in enumerate(mongomock_internals.documents(store).values()):
                         out.write(encode([{"c": name, "put": document}]))
                         if count % 10000 == 0 and os.getppid() != parent:
                             return  # the parent died: a new owner may be starting

@@ -1,5 +1,5 @@
 """A served `inventory.serving._Listener` under an open-files limit lower
-than its connection cap, for tests/test_serving.py: each connection is held
+than its connection cap, for tests/system/test_serving.py: each connection is held
 for a second, then answered `ok`. Prints the port, then serves until killed."""
 import logging
 import resource

@@ -4,7 +4,7 @@ import pytest
 
 from inventory.store.quotas import LEASE
 from tests.conftest import ADMIN_TOKEN, assert_problem, client_with
-from tests.test_races import ROUNDS, Anomalies, run_together, served  # noqa: F401
+from tests.support.races import ROUNDS, Anomalies, run_together
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
 
@@ -207,7 +207,7 @@ def _long_ago():
 
 
 @pytest.mark.slow
-def test_parallel_creates_never_overshoot_a_quota(served, store):  # noqa: F811
+def test_parallel_creates_never_overshoot_a_quota(served, store):
     """Each round: an organization whose quota has a few places left, more
     parallel creates than places (clusters, platforms, tokens, and deletes
     freeing places meanwhile); afterwards no more records than the quota,
@@ -246,7 +246,7 @@ def test_parallel_creates_never_overshoot_a_quota(served, store):  # noqa: F811
     anomalies.assert_none(ROUNDS, requests)
 
 
-def _held(served, kind, org):  # noqa: F811 (the fixture, passed on)
+def _held(served, kind, org):
     path = {"clusters": "/kubeclusters", "platforms": "/kubeplatforms", "tokens": "/tokens"}[kind]
     query = f'filter=organization=%22{org}%22&limit=100'
     return len(served("GET", f"{path}?{query}", token=ADMIN_TOKEN).body["results"])

@@ -2,7 +2,7 @@
 index-bounded range reading at most one document more than the page.
 
 explain() is a real server's; these run when MONGODB_URI is set. On the
-embedded store, tests/test_store.py records the queries' shape instead.
+embedded store, tests/unit/store/test_store.py records the queries' shape instead.
 """
 import json
 
@@ -12,7 +12,7 @@ from inventory import filtering
 from inventory.store import pages
 from inventory.store.pages import PageRequest
 from tests.conftest import REAL_MONGO
-from tests.test_store import RecordingCollection
+from tests.support.recording import RecordingCollection
 
 pytestmark = pytest.mark.skipif(not REAL_MONGO, reason="explain() needs a real MongoDB "
                                 "(set MONGODB_URI)")

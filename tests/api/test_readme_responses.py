@@ -10,9 +10,9 @@ import subprocess
 import pytest
 
 from tests.conftest import ADMIN_TOKEN
-from tests.test_readme_session import Document
+from tests.support.openapi_document import Document
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _section():

@@ -3,97 +3,28 @@ threaded server, on the embedded store: each race runs many rounds, and every
 round is checked for the anomalies the store's protocol rules out
 (inventory/store/base.py). A guarantee about parallel writers is only shown
 by running them in parallel, many times."""
-import http.client
-import json
-import os
-import sys
 import threading
 import time
 
 import pytest
-from werkzeug.serving import make_server
 
-from tests.conftest import ADMIN_TOKEN, REAL_MONGO, make_config
+from tests.conftest import REAL_MONGO, make_config
+from tests.support.races import ROUNDS, Anomalies, run_together
 
-ROUNDS = int(os.environ.get("RACE_ROUNDS", "200"))
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
 
 pytestmark = pytest.mark.slow
-
-
-class Answer:
-    def __init__(self, status, headers, body):
-        self.status, self.headers, self.body = status, headers, body
 
 
 @pytest.fixture
 def config():
     """Tenants' tokens send hundreds of rounds of parallel requests here, and
     make thousands of records in one organization: no rate limit, cap on
-    requests in flight or quota in the way (tests/test_limits.py and
-    tests/test_quotas.py race those)."""
+    requests in flight or quota in the way (tests/api/test_limits.py and
+    tests/api/test_quotas.py race those)."""
     return make_config(RATE_LIMIT="1000000 per minute", RATE_LIMIT_ANONYMOUS="1000000 per minute",
                        CONCURRENT_REQUESTS=0, QUOTA_PLATFORMS=1_000_000,
                        QUOTA_CLUSTERS=1_000_000, QUOTA_TOKENS=1_000_000)
-
-
-@pytest.fixture
-def served(app):
-    """The app on a real threaded HTTP server on loopback; yields a caller
-    `served(method, path, body=None, headers=None, token=ADMIN_TOKEN)`."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    # Switch threads far more often than Python's default 5 ms, so that
-    # rounds interleave requests at many more points between their steps.
-    switch_interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-
-    def call(method, path, body=None, headers=None, token=ADMIN_TOKEN):
-        connection = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=30)
-        connection.request(method, path, body=None if body is None else json.dumps(body),
-                           headers={"Authorization": f"Bearer {token}",
-                                    "Content-Type": "application/json", **(headers or {})})
-        response = connection.getresponse()
-        data = response.read()
-        connection.close()
-        return Answer(response.status, response.headers, json.loads(data) if data else None)
-    call.port = server.server_port
-    yield call
-    sys.setswitchinterval(switch_interval)
-    server.shutdown()
-
-
-def run_together(calls):
-    """Run the callables at once (released by a barrier); their results in order."""
-    barrier = threading.Barrier(len(calls))
-    results = [None] * len(calls)
-
-    def run(index, fn):
-        barrier.wait()
-        results[index] = fn()
-    threads = [threading.Thread(target=run, args=(i, fn)) for i, fn in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
-
-
-class Anomalies:
-    """Counts, per kind, what a round found wrong; the test asserts none."""
-
-    def __init__(self, race):
-        self.race, self.found = race, {}
-
-    def check(self, kind, bad):
-        if bad:
-            self.found.setdefault(kind, []).append(bad)
-
-    def assert_none(self, rounds, requests):
-        print(f"\n{self.race}: {rounds} rounds, {requests} requests, "
-              f"anomalies: {sum(len(v) for v in self.found.values())}")
-        assert self.found == {}, {kind: cases[:3] for kind, cases in self.found.items()}
 
 
 def orphans(store):
@@ -413,8 +344,12 @@ def test_a_walk_in_any_order_sees_every_steady_record_once_while_others_write(
     `sliced`: on the embedded store, every page's walk gives way after each
     record it examines and queues as a long walk (embedded.py, "Long walks"),
     so the writers land in the middle of pages too."""
-    from inventory.ordering import CLUSTERS
-    from tests.test_ordering import expected
+    from inventory.ordering import CLUSTERS, parse
+    from tests.support.ordering import expected
+
+    # the list serves this order itself (BadOrdering if not): a walk by its index
+    ordering, backwards = CLUSTERS.resolve(order_by)
+    assert (ordering.reversed() if backwards else ordering) == parse(order_by)
     if sliced:
         if REAL_MONGO:
             pytest.skip("the embedded store's walks")
@@ -471,5 +406,4 @@ def test_a_walk_in_any_order_sees_every_steady_record_once_while_others_write(
         anomalies.check("steady records out of order", steady_seen != [
             r["name"] for r in expected(steady, order_by, "name") if r["name"] in steady_seen])
         anomalies.check("stale order keys", stale_order_keys(store))
-    assert CLUSTERS.resolve(order_by)
     anomalies.assert_none(walks, requests)

@@ -8,47 +8,14 @@ package.json, pinned) are installed once into .venv/typed-client. Where
 either is missing the tests are skipped, saying why.
 """
 import json
-import pathlib
 import re
-import shutil
-import subprocess
 
 import pytest
 
 from tests.conftest import ADMIN_TOKEN
+from tests.support.node import NODE, SOURCES, run_in_work  # tools: a fixture (conftest)
 
 pytestmark = pytest.mark.slow
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-SOURCES = ROOT / "tests" / "typescript"
-WORK = ROOT / ".venv" / "typed-client"
-NODE, NPM = shutil.which("node"), shutil.which("npm")
-
-
-def _run(*command, timeout=300):
-    result = subprocess.run(command, cwd=WORK, capture_output=True, text=True, timeout=timeout)
-    return result.returncode, result.stdout + result.stderr
-
-
-@pytest.fixture(scope="module")
-def tools():
-    """WORK with the pinned npm packages installed (once per package.json)."""
-    if NODE is None or NPM is None:
-        pytest.skip("no Node.js/npm on this machine: the typed-client checks need them")
-    WORK.mkdir(parents=True, exist_ok=True)
-    wanted = (SOURCES / "package.json").read_text()
-    stamp = WORK / ".installed-package.json"
-    if not stamp.exists() or stamp.read_text() != wanted:
-        (WORK / "package.json").write_text(wanted)
-        code, output = _run(NPM, "install", "--no-audit", "--no-fund", "--loglevel=error",
-                            timeout=900)
-        if code != 0:
-            pytest.skip(f"the npm packages could not be installed here:\n{output[-2000:]}")
-        stamp.write_text(wanted)
-    for name in ("session.ts", "tsconfig.json"):
-        shutil.copy(SOURCES / name, WORK / name)
-    return WORK
-
 
 @pytest.fixture
 def document(client, tools):
@@ -66,18 +33,18 @@ def test_the_session_has_no_casts_and_no_non_null_assertions():
 
 def test_a_typescript_client_compiles_strictly_and_runs_the_readmes_session(
         tools, document, base_url):
-    code, output = _run("node_modules/.bin/openapi-typescript", str(document),
+    code, output = run_in_work("node_modules/.bin/openapi-typescript", str(document),
                         "-o", "schema.d.ts")
     assert code == 0, output
-    code, output = _run("node_modules/.bin/tsc", "-p", "tsconfig.json")
+    code, output = run_in_work("node_modules/.bin/tsc", "-p", "tsconfig.json")
     assert code == 0, output  # tsc --strict: no type error
-    code, output = _run(NODE, "build/session.js", base_url, ADMIN_TOKEN)
+    code, output = run_in_work(NODE, "build/session.js", base_url, ADMIN_TOKEN)
     assert code == 0 and "the README's session ran" in output, output
 
 
 def test_spectral_oas_rules_report_no_error(tools, document):
     (tools / ".spectral.yaml").write_text('extends: ["spectral:oas"]\n')
-    code, output = _run("node_modules/.bin/spectral", "lint", str(document), "--ruleset",
+    code, output = run_in_work("node_modules/.bin/spectral", "lint", str(document), "--ruleset",
                         ".spectral.yaml", "--fail-severity", "error", "--format", "json",
                         timeout=600)
     start = output.find("[")

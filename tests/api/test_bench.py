@@ -5,7 +5,7 @@ import pytest
 from bench import framework_app, run
 from bench.seeding import seed
 from tests.conftest import client_with, walk
-from tests.test_ordering import expected
+from tests.support.ordering import expected
 
 
 def test_bench_seeding_makes_records_the_service_serves(app, store):

@@ -20,7 +20,7 @@ import sys
 import pytest
 
 from tests.conftest import ADMIN_TOKEN
-from tests.test_typed_client import ROOT, _run, tools  # noqa: F401 (a fixture)
+from tests.support.node import ROOT, run_in_work
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +41,7 @@ def document(client, tools):  # noqa: F811
 
 def test_spectral_with_the_owasp_ruleset_finds_nothing(tools, document):  # noqa: F811
     shutil.copy(ROOT / ".spectral.yaml", tools / "project.spectral.yaml")
-    code, output = _run("node_modules/.bin/spectral", "lint", str(document), "--ruleset",
+    code, output = run_in_work("node_modules/.bin/spectral", "lint", str(document), "--ruleset",
                         "project.spectral.yaml", "--fail-severity", "hint", "--format",
                         "json", timeout=600)
     assert _findings(output) == [], output[-3000:]
@@ -55,7 +55,7 @@ def test_spectral_really_applies_the_owasp_rules(tools, document):  # noqa: F811
     spoiled = json.loads(document.read_text())
     del spoiled["paths"]["/organizations/{org}"]["parameters"][0]["schema"]["maxLength"]
     (tools / "spoiled.json").write_text(json.dumps(spoiled))
-    code, output = _run("node_modules/.bin/spectral", "lint", "spoiled.json", "--ruleset",
+    code, output = run_in_work("node_modules/.bin/spectral", "lint", "spoiled.json", "--ruleset",
                         "project.spectral.yaml", "--format", "json", timeout=600)
     findings = _findings(output)
     assert [f["code"] for f in findings] == ["owasp:api4:2023-string-limit"], findings

@@ -5,7 +5,6 @@ import contextlib
 import http.client
 import json
 import os
-import pathlib
 import resource
 import selectors
 import socket
@@ -19,8 +18,8 @@ import uuid
 import pytest
 
 from inventory.limits import HEADER_TIMEOUT
+from tests.support.served import ROOT, Gunicorn
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 TOKEN = "serving-test-token"
 # How long each attack of test_attacks_stall_no_one... lasts; the issue that
 # asked for them says 30 s. Shorter for a quick local run.
@@ -29,64 +28,10 @@ HOLD_SECONDS = float(os.environ.get("SERVING_HOLD_SECONDS", "30"))
 pytestmark = pytest.mark.slow
 
 
-def _free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class Served:
-    """gunicorn with gunicorn.conf.py on a free port, on the embedded store."""
-
-    def __init__(self, preexec_fn=None):
-        self.port = _free_port()
-        env = {**os.environ, "PORT": str(self.port), "INVENTORY_ADMIN_TOKEN": TOKEN,
-               "WEB_CONCURRENCY": "1"}
-        env.pop("MONGODB_URI", None)
-        self.log = open(ROOT / ".venv" / f"gunicorn-test-{self.port}.log", "w+")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "app:app"], cwd=ROOT, env=env,
-            stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if self.request("GET", "/healthz")[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError("gunicorn did not start")
-
-    def request(self, method, path, body=None, timeout=5):
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            connection.request(method, path, body=None if body is None else json.dumps(body),
-                               headers={"Authorization": f"Bearer {TOKEN}",
-                                        "Content-Type": "application/json"})
-            response = connection.getresponse()
-            data = response.read()
-            return response.status, response.headers, json.loads(data) if data else None
-        finally:
-            connection.close()
-
-    def raw(self, data, timeout=5):
-        """Send raw bytes; the whole answer, until the server closes."""
-        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as sock:
-            sock.sendall(data)
-            chunks = []
-            while chunk := sock.recv(65536):
-                chunks.append(chunk)
-        return b"".join(chunks)
-
-    def log_text(self):
-        self.log.flush()
-        self.log.seek(0)
-        return self.log.read()
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=30)
-        self.log.close()
+def Served(preexec_fn=None):
+    """gunicorn as the Procfile runs it, its output kept for the tests that read it."""
+    return Gunicorn(TOKEN, log=ROOT / ".venv" / "gunicorn-test-{port}.log", preexec_fn=preexec_fn,
+                    timeout=30)
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@ order, and walks that return every record exactly once in the order a sort
 done here gives, with ties, missing values and versions of every shape."""
 import random
 import uuid
-from datetime import datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +11,7 @@ from hypothesis import strategies as st
 from inventory import ordering
 from inventory.versions import version_parts
 from tests.conftest import Inventory, assert_problem, walk
+from tests.support.ordering import expected
 
 LISTS = {  # path -> (declared orderings, the key field)
     "/organizations": (ordering.ORGANIZATIONS, "id"),
@@ -19,7 +19,6 @@ LISTS = {  # path -> (declared orderings, the key field)
     "/kubeclusters": (ordering.CLUSTERS, "name"),
     "/tokens": (ordering.TOKENS, "id"),
 }
-TIMESTAMPS = {"created_on", "last_modified_on"}
 VERSIONS = ["1.9", "1.29", "1.31", "1.31.2", "v1.31.2-eks-1234", "1.29.3+k3s1", "v1.9.0",
             "1.10.1", "2.0"]
 
@@ -27,50 +26,6 @@ VERSIONS = ["1.9", "1.29", "1.31", "1.31.2", "v1.31.2-eks-1234", "1.29.3+k3s1", 
 def every_order(orderings):
     """Each declared ordering and its reverse, as `order_by` text."""
     return [text for o in orderings.declared for text in (o.text, o.reversed().text)]
-
-
-def value(record, field):
-    for part in field.split("."):
-        record = record.get(part) if isinstance(record, dict) else None
-    if record is None:
-        return None
-    if field == "version":
-        return version_parts(record)
-    if field in TIMESTAMPS:
-        return datetime.fromisoformat(record.replace("Z", "+00:00"))
-    return record
-
-
-class Reversed:
-    """A value that sorts in the opposite order."""
-
-    def __init__(self, inner):
-        self.inner = inner
-
-    def __lt__(self, other):
-        return other.inner < self.inner
-
-    def __eq__(self, other):
-        return self.inner == other.inner
-
-
-def expected(records, order_by, key_field):
-    """`records` in the order `order_by` asks for, sorted here: missing
-    values first ascending (last descending), ties by the key in the
-    direction of the first field."""
-    asked = ordering.parse(order_by)
-    backwards = asked.fields[0][1]
-    canonical = asked.reversed() if backwards else asked
-
-    def sort_key(record):
-        parts = []
-        for field, descending in canonical.fields:
-            found = value(record, field)
-            part = (found is not None, found if found is not None else 0)
-            parts.append(Reversed(part) if descending else part)
-        return (*parts, record[key_field])
-    ordered = sorted(records, key=sort_key)
-    return ordered[::-1] if backwards else ordered
 
 
 @pytest.fixture

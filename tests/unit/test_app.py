@@ -7,7 +7,7 @@ import pytest
 
 from tests.conftest import REAL_MONGO
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _gunicorn_conf():
@@ -135,3 +135,19 @@ def test_the_service_answers_503_while_the_database_is_away_and_recovers_by_itse
             time.sleep(0.2)
     finally:
         database.stop()
+
+
+def test_request_hooks_run_in_the_order_of_their_layers(app):
+    """app.register_request_hooks is the one place the order is written."""
+    names = [f"{hook.__module__}.{hook.__qualname__}" for hook in app.before_request_funcs[None]]
+    assert names == [
+        "inventory.observability.start_request", "inventory.api.request_checks.refuse_unservable",
+        "inventory.api.limits._identify", "inventory.api.limits.Limits._count",
+        "inventory.api.limits.Limits._take_slot", "inventory.auth.authenticate",
+        "inventory.api.request_body.read_bounded_body",
+        "inventory.api.idempotency.reserve_or_replay"]
+    after = [f"{hook.__module__}.{getattr(hook, '__qualname__', '')}"
+             for hook in reversed(app.after_request_funcs[None])]
+    assert after[0] == "inventory.api.idempotency.keep_or_release"
+    assert after[-2:] == ["inventory.api.response_headers.finish_response",
+                          "inventory.observability.finish_request"]

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from tests.conftest import ADMIN_TOKEN
-from tests.test_races import run_together, served  # noqa: F401 (a fixture)
+from tests.support.races import run_together
 
 ROUNDS = int(os.environ.get("FEED_RACE_ROUNDS", "200"))
 WRITERS = 6
@@ -74,7 +74,7 @@ class Streamer(threading.Thread):
             self.reconnects += 1
 
 
-def test_every_reader_gets_every_event_once_in_order_under_parallel_writers(served):  # noqa: F811
+def test_every_reader_gets_every_event_once_in_order_under_parallel_writers(served):
     org = served("POST", "/organizations", {"title": "shared-0"}).body["id"]
     served("POST", "/kubeplatforms", {"name": "p", "organization": org,
                                       "control_plane": {"provider": "eks"},

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow  # scripts/test --all
 # made here; on a real server it gets a throwaway database, dropped below.
 _DATABASE = f"inventory_fuzz_{uuid.uuid4().hex[:12]}" if REAL_MONGO else None
 # Its requests without a token come from one address, thousands of them: the
-# address's rate limit (tests/test_limits.py) would answer them 429 where
+# address's rate limit (tests/api/test_limits.py) would answer them 429 where
 # schemathesis checks for the 401. And its WSGI client never closes an
 # answer, so no request would give its slot among the caller's requests in
 # flight back.

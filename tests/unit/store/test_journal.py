@@ -29,6 +29,7 @@ from inventory.store.embedded import LockedDatabase, embedded_database
 from inventory.store.journal import DataDirectoryInUse, Journal, JournalCorrupt
 from inventory.store.resources import ClusterStore
 from tests.conftest import ADMIN_TOKEN, Inventory, client_with
+from tests.support.served import Gunicorn
 
 pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,
                                 reason="the journal is the embedded store's")
@@ -273,7 +274,7 @@ def test_a_killed_owner_frees_the_directory_for_the_next(tmp_path):
         db.things.insert_one({{"_id": "acknowledged"}})
         print("ready", flush=True)
         time.sleep(60)
-        """)], stdout=subprocess.PIPE, cwd=os.path.dirname(os.path.dirname(__file__)))
+        """)], stdout=subprocess.PIPE, cwd=os.path.abspath(__file__).rsplit("/tests/", 1)[0])
     try:
         assert owner.stdout.readline() == b"ready\n"
         with pytest.raises(DataDirectoryInUse, match=f"pid {owner.pid}"):
@@ -380,87 +381,31 @@ def test_memory_only_without_a_data_directory(monkeypatch):
 
 # -- served: gunicorn as the Procfile runs it ---------------------------------
 
-PORTS = iter(range(18150, 18199))
-
-
-def _children(pid):
-    with open(f"/proc/{pid}/task/{pid}/children") as listing:
-        return [int(child) for child in listing.read().split()]
-
-
-class Gunicorn:
-    def __init__(self, directory):
-        from tests.test_serving import ROOT
-        self.port = next(PORTS)
-        env = {**os.environ, "PORT": str(self.port), "INVENTORY_ADMIN_TOKEN": ADMIN_TOKEN,
-               "WEB_CONCURRENCY": "1", "INVENTORY_DATA_DIR": str(directory)}
-        env.pop("MONGODB_URI", None)
-        self.log = open(directory.parent / f"gunicorn-{self.port}.log", "w+")  # noqa: SIM115
-        self.process = subprocess.Popen([sys.executable, "-m", "gunicorn", "app:app"],
-                                        cwd=ROOT, env=env, stdout=self.log,
-                                        stderr=subprocess.STDOUT)
-        self.wait_ready()
-
-    def request(self, method, path, body=None, token=ADMIN_TOKEN):
-        import http.client
-        import json
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            connection.request(method, path, body=None if body is None else json.dumps(body),
-                               headers={"Authorization": f"Bearer {token}",
-                                        "Content-Type": "application/json"})
-            response = connection.getresponse()
-            data = response.read()
-            return response.status, json.loads(data) if data else None
-        finally:
-            connection.close()
-
-    def wait_ready(self, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                if self.request("GET", "/readyz")[0] == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.1)
-        self.log.seek(0)
-        raise RuntimeError("gunicorn did not become ready:\n" + self.log.read())
-
-    def worker(self):
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            workers = _children(self.process.pid)
-            if len(workers) == 1:
-                return workers[0]
-            time.sleep(0.05)
-        raise RuntimeError(f"workers: {_children(self.process.pid)}")
-
-    def stop(self):
-        self.process.send_signal(signal.SIGTERM)
-        self.process.wait(timeout=60)
-        self.log.close()
+def journaled_gunicorn(directory):
+    """gunicorn as the Procfile runs it, its store journaled in `directory`."""
+    return Gunicorn(ADMIN_TOKEN, env={"INVENTORY_DATA_DIR": str(directory)},
+                    log=directory.parent / "gunicorn-{port}.log", ready="/readyz")
 
 
 def _write_estate(server, clusters=20, scans=5):
     """Records written over HTTP: what was acknowledged."""
-    status, org = server.request("POST", "/organizations", {"title": "Acme"})
+    status, _, org = server.request("POST", "/organizations", {"title": "Acme"})
     assert status == 201
     assert server.request("POST", "/kubeplatforms", {
         "name": "p", "organization": org["id"], "control_plane": {"provider": "eks"},
         "infrastructure": {"cloud": {"provider": "aws"}}})[0] == 201
     acknowledged = {"clusters": set(), "scans": set()}
     for i in range(clusters):
-        status, cluster = server.request("POST", "/kubeclusters", {
+        status, _, cluster = server.request("POST", "/kubeclusters", {
             "name": f"c{i}", "platform": "p", "environment": "dev", "version": "1.30.0"})
         assert status == 201
         acknowledged["clusters"].add(cluster["name"])
         for j in range(scans):
-            status, scan = server.request("POST", f"/kubeclusters/c{i}/scans",
+            status, _, scan = server.request("POST", f"/kubeclusters/c{i}/scans",
                                           {"scanned_on": 1_700_000_000 + j})
             assert status == 201
             acknowledged["scans"].add(scan["id"])
-    status, token = server.request("POST", "/tokens", {"name": "scanner", "role": "writer"})
+    status, _, token = server.request("POST", "/tokens", {"name": "scanner", "role": "writer"})
     assert status == 201
     acknowledged["token"] = token["token"]
     return acknowledged
@@ -468,12 +413,12 @@ def _write_estate(server, clusters=20, scans=5):
 
 def _assert_all_there(server, acknowledged):
     assert server.request("GET", "/readyz")[0] == 200
-    status, page = server.request("GET", "/kubeclusters?limit=100")
+    status, _, page = server.request("GET", "/kubeclusters?limit=100")
     assert status == 200
     assert {c["name"] for c in page["results"]} == acknowledged["clusters"]
     scans = set()
     for name in acknowledged["clusters"]:
-        status, page = server.request("GET", f"/kubeclusters/{name}/scans?limit=100")
+        status, _, page = server.request("GET", f"/kubeclusters/{name}/scans?limit=100")
         scans |= {s["id"] for s in page["results"]}
     assert scans == acknowledged["scans"]
     assert server.request("GET", "/kubeclusters", token=acknowledged["token"])[0] == 200
@@ -482,7 +427,7 @@ def _assert_all_there(server, acknowledged):
 @pytest.mark.slow
 def test_served_kill_9_of_the_worker_and_a_restart_lose_no_acknowledged_write(tmp_path):
     directory = tmp_path / "data"
-    server = Gunicorn(directory)
+    server = journaled_gunicorn(directory)
     try:
         acknowledged = _write_estate(server)
         first = server.worker()
@@ -493,14 +438,14 @@ def test_served_kill_9_of_the_worker_and_a_restart_lose_no_acknowledged_write(tm
         assert server.worker() != first
         server.wait_ready()
         _assert_all_there(server, acknowledged)
-        status, _ = server.request("POST", "/kubeclusters/c0/scans", {"scanned_on": 1_800_000_000})
+        status = server.request("POST", "/kubeclusters/c0/scans", {"scanned_on": 1_800_000_000}).status
         assert status == 201  # the new worker owns the directory and writes on
-        status, page = server.request("GET", "/kubeclusters/c0/scans?limit=100")
+        status, _, page = server.request("GET", "/kubeclusters/c0/scans?limit=100")
         acknowledged["scans"] |= {s["id"] for s in page["results"]}
     finally:
         server.stop()  # SIGTERM of the whole server
     assert server.process.returncode == 0
-    server = Gunicorn(directory)
+    server = journaled_gunicorn(directory)
     try:
         _assert_all_there(server, acknowledged)
     finally:

@@ -12,7 +12,8 @@ import urllib.request
 import pytest
 
 from tests.conftest import REAL_MONGO, assert_problem
-from tests.test_serving import ROOT, _free_port
+from tests.support.openapi_document import Document
+from tests.support.served import ROOT, Gunicorn, free_port
 
 # --- integers as JSON Schema counts them ---------------------------------
 
@@ -61,7 +62,7 @@ def test_a_served_run_logs_json_lines_only_and_no_secret(tmp_path):
     INVENTORY_DATA_DIR/admin-token (0600) and one JSON line says so; nothing
     else it prints is anything but JSON, and no token appears in it. HOME and
     XDG_RUNTIME_DIR are its own: it opens no control socket in either."""
-    port, data, home = _free_port(), tmp_path / "data", tmp_path / "home"
+    port, data, home = free_port(), tmp_path / "data", tmp_path / "home"
     home.mkdir()
     env = {key: value for key, value in os.environ.items()
            if key not in ("MONGODB_URI", "INVENTORY_ADMIN_TOKEN")}
@@ -176,7 +177,6 @@ def test_every_operation_declares_what_the_server_layer_may_answer(client):
 
 
 def test_a_server_layer_error_body_fits_the_documented_schema(client):
-    from tests.test_readme_session import Document
     document = Document(_document(client))
     body = {"$schema": "/schemas/Error.json", "status": 431, "title": "Request Header Fields "
             "Too Large", "detail": "A request header field is too long.", "type": "about:blank",
@@ -185,7 +185,6 @@ def test_a_server_layer_error_body_fits_the_documented_schema(client):
 
 
 def test_every_schema_has_a_title_and_every_request_body_an_example_it_accepts(client):
-    from tests.test_readme_session import Document
     document = _document(client)
     checker = Document(document)
     for name, schema in document["components"]["schemas"].items():
@@ -279,10 +278,9 @@ def test_a_wait_longer_than_the_answer_deadline_still_gets_its_answer():
     is REQUEST_TIMEOUT (30 s) after the head. A wait with nothing to show for
     its whole length answers at its end (it used to be cut: an empty reply)."""
     from inventory.limits import REQUEST_TIMEOUT
-    from tests.test_serving import Served
 
     wait = int(REQUEST_TIMEOUT) + 3
-    server = Served()
+    server = Gunicorn("front-door-admin-token")
     try:
         started = time.monotonic()
         status, _, body = server.request(

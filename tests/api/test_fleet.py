@@ -15,8 +15,8 @@ from inventory import lifecycle_refresh
 from inventory.lifecycle import DATA_PATH, DISTRIBUTIONS, STATUSES, Lifecycles
 from tests.conftest import assert_problem, client_with, walk
 
-SAMPLES = Path(__file__).parent / "data" / "endoflife"
-README = Path(__file__).parent.parent / "README.md"
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "endoflife"
+README = Path(__file__).resolve().parents[2] / "README.md"
 DATA = json.loads(DATA_PATH.read_text("utf-8"))
 
 

@@ -10,6 +10,7 @@ from inventory.errors import (
 )
 from inventory.store.base import DELETING
 from inventory.store.pages import MAX_EXAMINED, PageRequest
+from tests.support.recording import RecordingCollection
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
 
@@ -23,23 +24,6 @@ def tree(store):
                                      "version": "1.30.1", "labels": {}}, "tester")
     scan = store.scans.create(cluster["name"], 100)
     return org, platform, cluster, scan
-
-
-class RecordingCollection:
-    """Wraps a pymongo collection and records each find's arguments."""
-
-    def __init__(self, collection):
-        self._collection = collection
-        self.finds = []
-
-    def find(self, *args, **kwargs):
-        self.finds.append((args, kwargs))
-        return self._collection.find(*args, **kwargs)
-
-    def __getattr__(self, name):
-        if name in ("count_documents", "estimated_document_count", "aggregate"):
-            raise AssertionError(f"a list must not call {name}")
-        return getattr(self._collection, name)
 
 
 def test_a_page_is_one_range_query_sorted_on_id_reading_limit_plus_one(store):

@@ -18,6 +18,36 @@ def test_record_schema_url_is_absolute_and_linked(config):
     assert response.headers["Link"] == f'<{url}>; rel="describedBy"'
 
 
+def test_a_replayed_create_names_its_schema_in_link_too(client):
+    headers = {"Idempotency-Key": "link-1"}
+    first = client.post("/organizations", json={"title": "A"}, headers=headers)
+    again = client.post("/organizations", json={"title": "A"}, headers=headers)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    link = '<http://localhost/schemas/Organization.json>; rel="describedBy"'
+    assert first.headers["Link"] == again.headers["Link"] == link
+
+
+def test_lists_and_304s_link_as_their_bodies_say(client):
+    listed = client.get("/organizations")
+    assert listed.headers["Link"] == '<http://localhost/schemas/OrganizationList.json>; rel="describedBy"'
+    org = client.post("/organizations", json={"title": "A"})
+    again = client.get(f"/organizations/{org.get_json()['id']}",
+                       headers={"If-None-Match": org.headers["ETag"]})
+    assert again.status_code == 304 and "Link" not in again.headers
+
+
+def test_dumping_a_body_changes_no_request_state(app):
+    from flask import g
+
+    from schemas.organizations import OrganizationSchema
+
+    with app.test_request_context("/organizations"):
+        before = dict(vars(g))
+        body = OrganizationSchema().dump({"id": "x", "title": "A"})
+        assert body["$schema"] == "http://localhost/schemas/Organization.json"
+        assert dict(vars(g)) == before
+
+
 def test_forwarded_headers_are_ignored_unless_trusted(client):
     response = client.get("/organizations", headers={"X-Forwarded-Proto": "https",
                                                      "X-Forwarded-Host": "evil.example"})

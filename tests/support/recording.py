@@ -1,0 +1,18 @@
+"""A collection that records the queries a list sends (tests of query shapes)."""
+
+
+class RecordingCollection:
+    """Wraps a pymongo collection and records each find's arguments."""
+
+    def __init__(self, collection):
+        self._collection = collection
+        self.finds = []
+
+    def find(self, *args, **kwargs):
+        self.finds.append((args, kwargs))
+        return self._collection.find(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in ("count_documents", "estimated_document_count", "aggregate"):
+            raise AssertionError(f"a list must not call {name}")
+        return getattr(self._collection, name)

@@ -1,0 +1,116 @@
+"""The app served over real HTTP, for the served tests and the benches:
+`call` sends one JSON request on its own connection; `Gunicorn` runs the
+app as the Procfile does (gunicorn.conf.py, the gevent worker) on a free
+port, on the embedded store."""
+import http.client
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import Any, NamedTuple
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+class Answer(NamedTuple):
+    status: int
+    headers: Any
+    body: Any  # the JSON body, or None when empty
+
+
+def call(port, method, path, body=None, headers=None, token=None, timeout=30):
+    """One request with a JSON body (if any) and a bearer token (if any)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    sent = {"Content-Type": "application/json", **(headers or {})}
+    if token is not None:
+        sent["Authorization"] = f"Bearer {token}"
+    try:
+        connection.request(method, path, body=None if body is None else json.dumps(body),
+                           headers=sent)
+        response = connection.getresponse()
+        data = response.read()
+        return Answer(response.status, response.headers, json.loads(data) if data else None)
+    finally:
+        connection.close()
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _children(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as listing:
+        return [int(child) for child in listing.read().split()]
+
+
+class Gunicorn:
+    """gunicorn with gunicorn.conf.py on a free port, on the embedded store,
+    with `token` as INVENTORY_ADMIN_TOKEN; `env` adds to the environment,
+    `log` is a path for its output, `{port}` in it the port (else the output
+    is dropped)."""
+
+    def __init__(self, token, env=None, log=None, preexec_fn=None, ready="/healthz",
+                 timeout=60):
+        self.port, self.token = free_port(), token
+        environment = {**os.environ, "PORT": str(self.port), "INVENTORY_ADMIN_TOKEN": token,
+                       "WEB_CONCURRENCY": "1", **(env or {})}
+        environment.pop("MONGODB_URI", None)
+        self.log = open(str(log).format(port=self.port), "w+") if log is not None else None
+        output = self.log if self.log is not None else subprocess.DEVNULL
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "app:app"], cwd=ROOT, env=environment,
+            stdout=output, stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
+        self.wait_ready(ready, timeout)
+
+    def request(self, method, path, body=None, headers=None, token=None, timeout=10):
+        return call(self.port, method, path, body, headers, token or self.token, timeout)
+
+    def raw(self, data, timeout=5):
+        """Send raw bytes; the whole answer, until the server closes."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as sock:
+            sock.sendall(data)
+            chunks = []
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+        return b"".join(chunks)
+
+    def wait_ready(self, path="/readyz", timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self.request("GET", path, timeout=5).status == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        text = self.log_text() if self.log is not None else ""
+        self.stop()
+        raise RuntimeError("gunicorn did not become ready:\n" + text)
+
+    def worker(self):
+        """The process id of its one worker."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            workers = _children(self.process.pid)
+            if len(workers) == 1:
+                return workers[0]
+            time.sleep(0.05)
+        raise RuntimeError(f"workers: {_children(self.process.pid)}")
+
+    def log_text(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=60)
+        if self.log is not None and not self.log.closed:
+            self.log.close()
