@@ -55,6 +55,8 @@ SWEEP_SECONDS = 5.0
 # An empty slot is closed once the slot after it was filled this long ago:
 # far longer than a writer takes between taking a slot and filling it.
 GAP_SECONDS = 2.0
+# On MongoDB, how often one poller per process reads the newest slot for its waiters.
+POLL_SECONDS = 0.5
 VISIBLE = {"gap": {"$exists": False}}  # an event, not a tombstone
 ID_PREFIX = "evt_"
 _SLOT_DIGITS = 16
@@ -389,8 +391,6 @@ class EventStore:
                 time.sleep(SWEEP_SECONDS)
         threading.Thread(target=run, name="event-sweeper", daemon=True).start()
 
-
-POLL_SECONDS = 0.5
 
 
 def stored_now():
