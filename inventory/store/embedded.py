@@ -850,7 +850,9 @@ class LockedCollection:
                         and _LOCK.held_once():
                     queued = self._let_others_in(queued, examined >= _LONG_WALK_ENTRIES)
                     documents = self._documents()
-                    entries = (self._ordered_keys() if by_id else self._ordered(field)) or entries
+                    current = self._ordered_keys() if by_id else self._ordered(field)
+                    if current is not None:  # None: no longer walkable; the old keys serve
+                        entries = current
                     # on after the last entry examined, wherever the writes put it
                     index = (bisect.bisect_left(entries, entry) - 1 if backwards
                              else bisect.bisect_right(entries, entry))
