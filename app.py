@@ -5,19 +5,24 @@ import sys
 
 from flask import Flask
 
-from inventory import api, auth, demo, observability, paging, store
-from inventory.api import (
+from inventory import cli, resources, store
+from inventory.cli import demo
+from inventory.config import Config
+from inventory.http import (
+    api,
+    auth,
+    continuation,
     cors,
     errors,
     idempotency,
-    limits,
+    observability,
+    rate_limits,
     request_body,
     request_checks,
     response_headers,
     wsgi_middleware,
 )
-from inventory.config import Config
-from inventory.jsonprovider import OrjsonProvider
+from inventory.http.json_provider import OrjsonProvider
 
 
 def create_app(config=None):
@@ -31,12 +36,14 @@ def create_app(config=None):
     request_checks.init_app(app, config)
     request_body.init_app(app, config)
     errors.init_app(app)
-    database = store.init_app(app, config)
-    paging.init_app(app, config, database)
+    database = store.init_app(app, config, resources.store_classes())
+    continuation.init_app(app, config, database)
     auth.init_app(app, config)
     register_request_hooks(app, config, database)
-    api.init_app(app)
-    demo.init_app(app, config, database)
+    api.init_app(app, resources.blueprints())
+    cli.init_app(app)
+    if config.DEMO:
+        demo.load_demo(database)
     return app
 
 
@@ -53,7 +60,7 @@ def register_request_hooks(app, config, database):
         (request_checks.refuse_unservable, response_headers.finish_response),
         lambda: cors.init_app(app, config),  # CORS headers on every answer made inside
         # rate limits and requests in flight: counted before checked, so 401s count too
-        lambda: limits.init_app(app, config, database.db.name),
+        lambda: rate_limits.init_app(app, config, database.db.name),
         (auth.authenticate, None),
         (request_body.read_bounded_body, None),  # after auth: no body read for a refused caller
         # after auth (keys belong to the caller); the answer kept as the view made it

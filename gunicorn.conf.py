@@ -1,6 +1,6 @@
 """gunicorn settings, read from the environment as a PaaS sets it.
 
-Serving model (see inventory/serving.py): gevent workers, where a waiting
+Serving model (see inventory/server/worker.py): gevent workers, where a waiting
 connection costs a greenlet rather than a thread, with a deadline on every
 read and write, so that no client (idle, slow, or sending junk) stalls the
 others or gets a worker restarted. In production, put the PaaS router (or
@@ -10,10 +10,10 @@ process can do for itself.
 import os
 import sys
 
-from inventory import limits
+from inventory.core import caps as limits
 
 bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
-worker_class = "inventory.serving.Worker"
+worker_class = "inventory.server.worker.Worker"
 # Processes: 1 on the embedded store (enforced below); on MongoDB about one
 # per core (an event loop uses one core).
 workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
@@ -31,7 +31,7 @@ sendfile = False
 # gunicorn 27's control socket is one fixed path per user: every instance on
 # the machine would share it.
 control_socket_disable = True
-# Room for every request the API document allows (inventory/serving.py).
+# Room for every request the API document allows (inventory/server/worker.py).
 limit_request_line = limits.REQUEST_LINE_BYTES
 limit_request_fields = limits.REQUEST_HEADER_FIELDS
 limit_request_field_size = limits.REQUEST_HEADER_FIELD_BYTES
@@ -39,11 +39,11 @@ limit_request_field_size = limits.REQUEST_HEADER_FIELD_BYTES
 # The service logs every request itself, as one JSON object per line, with
 # its request id and principal; gunicorn's own lines are JSON too.
 accesslog = None
-logger_class = "inventory.serving.Logger"
+logger_class = "inventory.server.worker.Logger"
 logconfig_dict = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json": {"()": "inventory.observability.JsonFormatter"}},
+    "formatters": {"json": {"()": "inventory.http.observability.JsonFormatter"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json",
                             "stream": "ext://sys.stderr"}},
     "root": {"level": os.environ.get("LOG_LEVEL", "INFO"), "handlers": ["stderr"]},

@@ -30,7 +30,7 @@ from urllib.parse import urlencode
 from app import create_app
 from bench.seeding import seed
 from inventory.config import Config
-from inventory.filtering import MAX_TERMS
+from inventory.core.filtering import MAX_TERMS
 
 
 def ors(parts):

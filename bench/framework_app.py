@@ -22,7 +22,7 @@ from flask.views import MethodView
 from flask_smorest import Api, Blueprint
 
 from inventory.config import Config
-from inventory.jsonprovider import OrjsonProvider
+from inventory.http.json_provider import OrjsonProvider
 from schemas.clusters import (
     KubeClusterListArgsSchema,
     KubeClusterListSchema,
@@ -101,7 +101,7 @@ def create_app(answers=None):
     # work, not a difference of JSON libraries.
     app.json = OrjsonProvider(app)
     app.config.update(API_TITLE="framework floor", API_VERSION="1", OPENAPI_VERSION="3.1.0",
-                      # what `$schema` (inventory.schema_urls.schema_url) reads
+                      # what `$schema` (inventory.http.schema_urls.schema_url) reads
                       ALLOWED_HOSTS=Config().allowed_hosts)
     Api(app).register_blueprint(blueprint(*held_records(answers)))
     app.add_url_rule("/healthz", "health", lambda: {"status": "ok"})  # for the bench's start

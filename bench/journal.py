@@ -1,4 +1,4 @@
-"""What the embedded store's journal costs (inventory/store/journal.py).
+"""What the embedded store's journal costs (inventory/embedded/journal.py).
 
 Start-up: a data directory holding N clusters (with their organizations and
 platforms) and M scans, as a compacted snapshot, and as a journal of one
@@ -34,11 +34,12 @@ import time
 from app import create_app
 from bench.seeding import seed
 from inventory.config import Config
-from inventory.ids import new_id
+from inventory.core.ids import new_id
+from inventory.embedded.database import embedded_database
+from inventory.embedded.journal import encode
+from inventory.resources import store_classes
+from inventory.resources.scans.store import ScanStore
 from inventory.store import Store
-from inventory.store.embedded import embedded_database
-from inventory.store.journal import encode
-from inventory.store.resources import ScanStore
 from tests.conftest import client_with
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -48,7 +49,7 @@ def build(directory, clusters, scans):
     """A data directory of `clusters` clusters and `scans` scans, compacted;
     (seconds the lock was held to start compaction, seconds the child took)."""
     database = embedded_database("inventory", directory, "no")
-    store = Store(database)
+    store = Store(database, store_classes())
     seed(store, clusters)  # clusters, their organizations and platforms, `clusters` scans
     first = database.clusters.find_one({"_id": "cluster-00000"})
     template = database.scans.find_one({})
@@ -86,7 +87,7 @@ import json, resource, sys, time
 started = time.perf_counter()
 if sys.argv[2] == "replay":
     import mongomock_ng
-    from inventory.store.journal import Journal
+    from inventory.embedded.journal import Journal
     raw = mongomock_ng.MongoClient()["inventory"]
     Journal.open(sys.argv[1], raw, "no", compact_at=1 << 62)
     clusters, scans = len(raw.clusters._store._documents), len(raw.scans._store._documents)
@@ -164,7 +165,7 @@ def store_write_costs(writes, rounds, data_root):
         for label, fsync in setups:
             path = fsync and os.path.join(data_root, f"store-{fsync}-{round_}")
             database = embedded_database("inventory", path, fsync or "no")
-            store = Store(database)
+            store = Store(database, store_classes())
             seed(store, 1000)
             template = database.scans.find_one({})
             started = time.perf_counter()

@@ -1,8 +1,8 @@
 """Seeding the embedded store with the bench's estate."""
-from inventory.ids import new_id
+from inventory.core.ids import new_id
+from inventory.core.versions import version_key
+from inventory.resources.scans.store import ScanStore
 from inventory.store.base import new_revision
-from inventory.store.resources import ScanStore
-from inventory.versions import version_key
 
 COLLECTIONS = ("organizations", "platforms", "clusters", "scans")
 PROVIDERS = ("eks", "gke", "aks", "kubeadm")

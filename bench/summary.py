@@ -3,7 +3,7 @@ the embedded store at 1,000 / 10,000 / 100,000 clusters.
 
 The requirement: at 100,000 clusters a summary answers within 0.5 s on the
 2-core machine. A summary counts every matching cluster, so it is one pass
-over the clusters (inventory/store/embedded.py answers the store's
+over the clusters (inventory/embedded/database.py answers the store's
 `$match` + `$group` itself rather than through mongomock's aggregation
 engine), and it holds the store's lock for that pass: the "lock held" row
 is the pass alone (what the store's aggregation does under the lock, timed
@@ -29,9 +29,10 @@ from urllib.parse import urlencode
 from app import create_app
 from bench.filter_cost import revision
 from bench.seeding import seed
-from inventory import filtering, grouping
 from inventory.config import Config
-from inventory.store.embedded import _LOCK, _count_by_fields, _matcher
+from inventory.core import filtering, grouping
+from inventory.embedded.database import _LOCK, _count_by_fields, _matcher
+from inventory.resources.clusters.spec import SPEC as CLUSTERS
 
 SUMMARIES = {  # name -> (group_by, filter)
     "summary by support.status": ("support.status", None),
@@ -80,7 +81,7 @@ def measure(n, rounds):
         found[name] = (median(lambda: timed(client, "/kubeclusters:summary", query)[0], rounds),
                        f"{len(body['groups'])} groups, {body['total']} clusters")
     # the pass alone, under the store's lock: the unfiltered summary's aggregation
-    tree, fields = None, grouping.parse("environment,version,support.status")
+    tree, fields = None, grouping.parse("environment,version,support.status", CLUSTERS.group_fields)
     collection = store.clusters.collection
     calls = []
     original = collection.aggregate

@@ -32,9 +32,9 @@ import uuid
 from app import create_app
 from bench.seeding import seed
 from inventory.config import Config
-from inventory.ids import new_id
-from inventory.store import embedded
-from inventory.store.resources import ScanStore
+from inventory.core.ids import new_id
+from inventory.embedded import database as embedded
+from inventory.resources.scans.store import ScanStore
 
 ADMIN = "bench-admin-token"
 OPERATIONS = ("create", "keyed POST", "scan", "PATCH", "DELETE (100 scans)")

@@ -1,8 +1,7 @@
 """Configuration, read from the environment only (twelve-factor)."""
 import os
 
-from inventory.limits import DEFAULT_QUOTAS, MAX_BODY_BYTES
-from inventory.schema_urls import LOOPBACK_HOSTS
+from inventory.core.caps import DEFAULT_QUOTAS, MAX_BODY_BYTES
 
 
 def _flag(name, default="0"):
@@ -11,6 +10,10 @@ def _flag(name, default="0"):
 
 def _list(text):
     return [item.strip().lower() for item in (text or "").split(",") if item.strip()]
+
+
+# the hosts a local run answers by default (ALLOWED_HOSTS)
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
 
 class Config:
@@ -23,7 +26,7 @@ class Config:
         # How long to wait for the database before answering 503.
         self.MONGODB_TIMEOUT_MS = int(os.environ.get("MONGODB_TIMEOUT_MS") or 5000)
         # Without MONGODB_URI: the directory the embedded store journals every
-        # write to and is restored from at start (inventory/store/journal.py).
+        # write to and is restored from at start (inventory/embedded/journal.py).
         # Unset or empty: memory only. scripts/serve and the Procfile set `.data`.
         self.INVENTORY_DATA_DIR = os.environ.get("INVENTORY_DATA_DIR") or None
         # When the journal is fsynced: always, everysec or no (as Redis' appendfsync).
@@ -36,7 +39,7 @@ class Config:
         self.TRUST_PROXY = _flag("TRUST_PROXY")
         # Accepted as an unscoped admin token named "admin".
         self.INVENTORY_ADMIN_TOKEN = os.environ.get("INVENTORY_ADMIN_TOKEN") or None
-        # Load the demo estate at start (inventory.demo).
+        # Load the demo estate at start (inventory.cli.demo).
         self.DEMO = _flag("INVENTORY_DEMO")
         # Print start-up notices (the local admin token); set when serving.
         self.ANNOUNCE = False
@@ -55,7 +58,7 @@ class Config:
                              (os.environ.get("CORS_ORIGINS") or "").split(",") if origin.strip()]
         # Requests each token may make (a `limits` string: "N per second,
         # minute, hour or day"), and each client address without a valid
-        # token; the bootstrap admin token is exempt (inventory.api.limits).
+        # token; the bootstrap admin token is exempt (inventory.http.rate_limits).
         self.RATE_LIMIT = os.environ.get("RATE_LIMIT") or "1000 per minute"
         self.RATE_LIMIT_ANONYMOUS = os.environ.get("RATE_LIMIT_ANONYMOUS") or "60 per minute"
         # Requests one token may have in flight in one worker process, each

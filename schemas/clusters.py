@@ -1,12 +1,12 @@
 """A cluster, provisioned by a platform."""
 from marshmallow import Schema, fields, validate
 
-from inventory import grouping
-from inventory.filtering import MAX_LENGTH as MAX_FILTER
-from inventory.labels import MAX_LABELS
-from inventory.lifecycle import DISTRIBUTIONS, STATUSES
-from inventory.ordering import CLUSTERS
-from inventory.versions import MAX_VERSION_LENGTH, VERSION_RE
+from inventory.core import grouping
+from inventory.core.filtering import MAX_LENGTH as MAX_FILTER
+from inventory.core.labels import MAX_LABELS
+from inventory.core.lifecycle import DISTRIBUTIONS, STATUSES
+from inventory.core.versions import MAX_VERSION_LENGTH, VERSION_RE
+from inventory.resources.clusters.spec import SPEC
 from schemas.common import (
     FILTER_DESCRIPTION,
     BodySchema,
@@ -108,9 +108,9 @@ KubeClusterListArgsSchema = list_args("KubeClusterList", [
     'environment="production" AND version<"1.30"', "labels:team", 'labels.team="core"',
     'version="1.31*"', "last_scanned_on<1763800000",
     'support.status="ending" AND environment="production"',
-    'NOT support.status="supported"'], CLUSTERS)
+    'NOT support.status="supported"'], SPEC.orderings)
 
-_GROUP_FIELDS = ", ".join(f"`{name}`" for name in grouping.FIELDS)
+_GROUP_FIELDS = ", ".join(f"`{name}`" for name in SPEC.group_fields)
 
 
 class KubeClusterSummaryArgsSchema(Schema):
@@ -135,7 +135,7 @@ class SummaryGroupSchema(Schema):
         metadata={"description": "The group's value of each `group_by` field, named as in "
                   "`group_by`; null where a cluster has no such label.",
                   "properties": {
-                      **{name: {"type": "string"} for name in grouping.FIELDS
+                      **{name: {"type": "string"} for name in SPEC.group_fields
                          if name != "support.status"},
                       "support.status": {"type": "string", **_STATUS}},
                   "examples": [{"version": "1.29", "environment": "production"}]})

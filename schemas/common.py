@@ -13,12 +13,12 @@ from functools import cached_property
 
 from marshmallow import Schema, fields, missing, post_load, pre_load, validate
 
-from inventory.filtering import MAX_DEPTH as MAX_FILTER_DEPTH
-from inventory.filtering import MAX_LENGTH as MAX_FILTER_LENGTH
-from inventory.filtering import MAX_TERMS as MAX_FILTER_TERMS
-from inventory.ordering import MAX_ORDER_BY
-from inventory.problems import MAX_ENTRIES
-from inventory.schema_urls import schema_url
+from inventory.core.filtering import MAX_DEPTH as MAX_FILTER_DEPTH
+from inventory.core.filtering import MAX_LENGTH as MAX_FILTER_LENGTH
+from inventory.core.filtering import MAX_TERMS as MAX_FILTER_TERMS
+from inventory.core.ordering import MAX_ORDER_BY
+from inventory.http.problems import MAX_ENTRIES
+from inventory.http.schema_urls import schema_url
 from inventory.store.pages import MAX_EXAMINED
 from schemas.fields import WholeNumber
 
@@ -207,7 +207,7 @@ def filter_field(examples, description=FILTER_DESCRIPTION):
 
 def list_args(name, filter_examples, orderings):
     """The query arguments of one list, with filter examples that list
-    accepts, and the orderings (inventory.ordering.Orderings) it serves."""
+    accepts, and the orderings (inventory.core.ordering.Orderings) it serves."""
     return type(f"{name}ArgsSchema", (Schema,), {
         "limit": limit_field(),
         "continue_": continue_field(),

@@ -1,7 +1,9 @@
 """The change feed's events, and how to ask for them."""
 from marshmallow import Schema, fields, validate
 
-from inventory.ids import EVENT_ID_LENGTH, EVENT_ID_RE
+from inventory.resources import event_types
+from inventory.resources.events.spec import ID_LENGTH as EVENT_ID_LENGTH
+from inventory.resources.events.spec import ID_RE as EVENT_ID_RE
 from schemas.common import (
     FILTER_DESCRIPTION,
     BodySchema,
@@ -13,9 +15,7 @@ from schemas.common import (
 from schemas.fields import WholeNumber
 
 MAX_WAIT = 60
-EVENT_TYPES = [f"{kind}.{action}" for kind in ("organization", "kubeplatform", "kubecluster")
-               for action in ("created", "updated", "deleted")] + [
-    "token.created", "token.deleted", "kubeclusterscan.created"]
+EVENT_TYPES = event_types()
 
 
 class ChangeSchema(Schema):

@@ -3,8 +3,8 @@ import re
 
 from marshmallow import ValidationError, fields, validate
 
-from inventory.ids import MAX_SLUG, SLUG_RE
-from inventory.labels import (
+from inventory.core.ids import MAX_SLUG, SLUG_RE
+from inventory.core.labels import (
     LABEL_KEY_PATTERN,
     LABEL_KEY_RE,
     MAX_LABEL_KEY,

@@ -1,7 +1,7 @@
 """An organization: one customer."""
 from marshmallow import Schema, fields, validate
 
-from inventory.ordering import ORGANIZATIONS
+from inventory.resources.organizations.spec import SPEC
 from schemas.common import BodySchema, audit_fields, envelope, list_args, request_schema
 from schemas.fields import Text, WholeNumber
 
@@ -60,4 +60,4 @@ OrganizationPatchSchema = request_schema(OrganizationSchema, "OrganizationPatch"
                                          example={"description": "Payments, ledgers and cards."})
 OrganizationListSchema = envelope("OrganizationList", OrganizationSchema)
 OrganizationListArgsSchema = list_args("OrganizationList", [
-    'title="Acme*"', 'created_on>="2026-11-01T00:00:00Z"', 'NOT description=""'], ORGANIZATIONS)
+    'title="Acme*"', 'created_on>="2026-11-01T00:00:00Z"', 'NOT description=""'], SPEC.orderings)

@@ -1,8 +1,8 @@
 """A platform: a cloud and control plane provider pairing of an organization."""
 from marshmallow import Schema, fields, validate
 
-from inventory.ids import ORG_ID_LENGTH, ORG_ID_RE
-from inventory.ordering import PLATFORMS
+from inventory.resources.organizations.spec import ID as ORG_ID
+from inventory.resources.platforms.spec import SPEC
 from schemas.common import BodySchema, audit_fields, envelope, list_args, request_schema
 from schemas.fields import Slug, Text
 
@@ -29,9 +29,9 @@ class KubePlatformSchema(BodySchema):
     name = Slug(required=True, metadata={"description": "The platform's slug, unique in the "
                                          "deployment; cannot be changed."})
     organization = fields.String(required=True, validate=validate.Regexp(
-        ORG_ID_RE, error="Must be an organization id (org_ followed by a UUID)."), metadata={
+        ORG_ID.pattern, error="Must be an organization id (org_ followed by a UUID)."), metadata={
         "description": "Id of the owning organization (`org_...`); cannot be changed.",
-        "pattern": ORG_ID_RE.pattern, "maxLength": ORG_ID_LENGTH})
+        "pattern": ORG_ID.pattern.pattern, "maxLength": ORG_ID.max_length})
     title = Text(200, required=True, metadata={"description": "Display name; may be empty."})
     description = Text(2000, multiline=True, required=True,
                        metadata={"description": "Free text; may be empty."})
@@ -53,4 +53,4 @@ KubePlatformPatchSchema = request_schema(KubePlatformSchema, "KubePlatformPatch"
 KubePlatformListSchema = envelope("KubePlatformList", KubePlatformSchema)
 KubePlatformListArgsSchema = list_args("KubePlatformList", [
     'control_plane.provider="eks" AND infrastructure.cloud.provider="aws"',
-    'organization="org_0192f4a0-0000-7000-8000-000000000000"', 'name="acme-*"'], PLATFORMS)
+    'organization="org_0192f4a0-0000-7000-8000-000000000000"', 'name="acme-*"'], SPEC.orderings)

@@ -1,7 +1,7 @@
 """A scan of a cluster."""
 from marshmallow import fields, validate
 
-from inventory.ordering import SCANS
+from inventory.resources.scans.spec import SPEC
 from schemas.common import BodySchema, envelope, list_args, request_schema
 from schemas.fields import WholeNumber
 
@@ -26,4 +26,4 @@ KubeClusterScanCreateSchema = request_schema(KubeClusterScanSchema, "KubeCluster
                                              example={"scanned_on": 1763800000})
 KubeClusterScanListSchema = envelope("KubeClusterScanList", KubeClusterScanSchema)
 KubeClusterScanListArgsSchema = list_args("KubeClusterScanList", [
-    "scanned_on>=1763800000", "scanned_on>=1763800000 AND scanned_on<1764400000"], SCANS)
+    "scanned_on>=1763800000", "scanned_on>=1763800000 AND scanned_on<1764400000"], SPEC.orderings)

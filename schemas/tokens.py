@@ -1,9 +1,9 @@
 """API tokens: records, and the secret shown once."""
 from marshmallow import fields, validate
 
-from inventory.ids import ORG_ID_LENGTH, ORG_ID_RE
-from inventory.ordering import TOKENS
-from inventory.roles import ROLES
+from inventory.core.roles import ROLES
+from inventory.resources.organizations.spec import ID as ORG_ID
+from inventory.resources.tokens.spec import SPEC
 from schemas.common import (
     BodySchema,
     envelope,
@@ -26,9 +26,9 @@ class TokenSchema(BodySchema):
                        "admin: also organizations and tokens."})
     organization = fields.String(
         required=True, allow_none=True,
-        validate=validate.Regexp(ORG_ID_RE, error="Must be an organization id."),
+        validate=validate.Regexp(ORG_ID.pattern, error="Must be an organization id."),
         metadata={"description": "The organization the token is confined to; null: all.",
-                  "pattern": ORG_ID_RE.pattern, "maxLength": ORG_ID_LENGTH})
+                  "pattern": ORG_ID.pattern.pattern, "maxLength": ORG_ID.max_length})
     created_by = fields.String(dump_only=True, required=True)
     created_on = fields.String(dump_only=True, required=True, metadata={"format": "date-time"})
     last_used_on = fields.String(dump_only=True, required=True, allow_none=True,
@@ -51,4 +51,4 @@ TokenCreateSchema = request_schema(TokenSchema, "TokenCreate", required=("name",
 TokenListSchema = envelope("TokenList", TokenSchema)
 TokenListArgsSchema = list_args(
     "TokenList", ['role="admin"', 'organization="org_0192f4a0-0000-7000-8000-000000000000"'],
-    TOKENS)
+    SPEC.orderings)

@@ -31,7 +31,7 @@ class ClosingClient(FlaskClient):
     """Flask's test client, reading each answer whole and closing it, as a
     server does once the last byte is sent (Flask's leaves that to the test:
     a request's slot among its caller's concurrent requests is held until
-    then, inventory.api.limits)."""
+    then, inventory.http.rate_limits)."""
 
     def open(self, *args, buffered=True, **kwargs):
         return super().open(*args, buffered=buffered, **kwargs)

@@ -1,53 +1,29 @@
 """The data layer: the only code that imports pymongo or knows `_id`.
 
 `MONGODB_URI` set: a real MongoDB. Unset: an in-memory mongomock database,
-journaled to INVENTORY_DATA_DIR when that is set (inventory/store/journal.py),
+journaled to INVENTORY_DATA_DIR when that is set (inventory/embedded/journal.py),
 else living and dying with this process.
 """
 import logging
 import secrets
 
-import click
 import pymongo
 import pymongo.collection
 import pymongo.database
 import pymongo.errors
 from flask import current_app
-from flask.cli import with_appcontext
 from pymongo import ASCENDING
 
-from inventory.errors import Unavailable
-from inventory.limits import DEFAULT_QUOTAS
+from inventory.core.caps import DEFAULT_QUOTAS
+from inventory.core.errors import Unavailable
 from inventory.store.events import OUTBOX_SINCE, EventStore
 from inventory.store.idempotency import IdempotencyStore
 from inventory.store.quotas import Quotas
-from inventory.store.resources import (
-    ClusterStore,
-    OrganizationStore,
-    PlatformStore,
-    ScanStore,
-)
-from inventory.store.tokens import TokenStore
 
 log = logging.getLogger(__name__)
 
+# The store's own collections' indexes; each resource declares its own (its spec).
 INDEXES = {
-    # collection: [(keys, options)]
-    "platforms": [([("organization", ASCENDING), ("_id", ASCENDING)], {})],
-    "clusters": [([("id", ASCENDING)], {"unique": True}),
-                 ([("platform", ASCENDING), ("_id", ASCENDING)], {}),
-                 ([("organization", ASCENDING), ("_id", ASCENDING)], {}),
-                 # support.status compiles into version ranges per distribution:
-                 # a summary under it reads only those ranges
-                 ([("_distribution", ASCENDING), ("_version_key", ASCENDING)], {}),
-                 ([("organization", ASCENDING), ("_distribution", ASCENDING),
-                   ("_version_key", ASCENDING)], {})],
-    # Scan ids are UUIDv7s the server makes; the index serves lookups. (A
-    # unique one would guard nothing, and costs the embedded store a pass
-    # over every scan on each insert.)
-    "scans": [([("id", ASCENDING)], {})],
-    "tokens": [([("hash", ASCENDING)], {"unique": True}),
-               ([("organization", ASCENDING), ("_id", ASCENDING)], {})],
     "idempotency": [([("created_at", ASCENDING)], {"expireAfterSeconds": 24 * 3600})],
 }
 
@@ -100,7 +76,7 @@ def connect(config):
         if config.MONGODB_DB:
             return _Guarded(client[config.MONGODB_DB])
         return _Guarded(client.get_default_database(default="inventory"))
-    from inventory.store.embedded import embedded_database  # local runs and tests only
+    from inventory.embedded.database import embedded_database
 
     return embedded_database(config.MONGODB_DB or "inventory",
                              config.INVENTORY_DATA_DIR if config.journaled else None,
@@ -108,36 +84,37 @@ def connect(config):
 
 
 class Store:
-    """The resource collections, and the API tokens, over one database."""
+    """The resource collections, the change feed and the idempotency keys
+    over one database. `resources` are (spec, store class) pairs, parents
+    first (inventory.resources.store_classes()): each store is an attribute
+    named as its resource, wired to its parent and children as declared."""
 
-    def __init__(self, db, quota_defaults=None, scan_retention=(365, 1000),
+    def __init__(self, db, resources, quota_defaults=None, scan_retention=(365, 1000),
                  events_retention_days=30):
         self.db = db
-        self.tokens = TokenStore(db)
-        self.organizations = OrganizationStore(db)
-        self.platforms = PlatformStore(db)
-        self.clusters = ClusterStore(db)
-        self.scans = ScanStore(db, *scan_retention)
+        self.resources = []
+        settings = {"scan_retention": scan_retention}
+        for spec, store_class in resources:
+            resource = store_class(db)
+            resource.configure(settings)
+            setattr(self, spec.name, resource)
+            self.resources.append(resource)
+            if spec.parent is not None:  # parents and children: references, cascades
+                parent = getattr(self, spec.parent)
+                setattr(resource, spec.parent, parent)
+                parent.children = (*parent.children, resource)
         self.idempotency = IdempotencyStore(db)
-        # parents and children, for references and cascading deletes
-        self.organizations.children = self.platforms
-        self.organizations.tokens = self.tokens
-        self.tokens.organizations = self.organizations
-        self.platforms.organizations = self.organizations
-        self.platforms.children = self.clusters
-        self.clusters.platforms = self.platforms
-        self.clusters.children = self.scans
-        self.scans.clusters = self.clusters
         # every change's event goes through the record's outbox to the feed
         self.events = EventStore(db, events_retention_days)
         self.events.sources = list(self.listed())
         for resource in self.listed():
             resource.events = self.events
         quotas = Quotas(self.organizations.collection, quota_defaults or DEFAULT_QUOTAS)
-        for counted in (self.platforms, self.clusters, self.tokens):
-            counted.quotas = quotas
-            quotas.children[counted.quota_kind] = counted.collection
         self.organizations.quotas = quotas
+        for counted in self.listed():
+            if counted.quota_kind is not None:
+                counted.quotas = quotas
+                quotas.children[counted.quota_kind] = counted.collection
 
     def create_indexes(self, unless_known=False):
         """Every index the queries need, and the order keys they index. With
@@ -148,6 +125,9 @@ class Store:
         for name, indexes in INDEXES.items():
             for keys, options in indexes:
                 self.db[name].create_index(keys, **options)
+        for resource in self.listed():
+            for keys, options in resource.spec.indexes:
+                resource.collection.create_index(list(keys), **options)
         for keys, options in self.events.indexes():
             self.events.collection.create_index(keys, **options)
         self._create_ttl_index(self.scans.collection, self.scans.TIME_FIELD,
@@ -180,7 +160,7 @@ class Store:
                 "keyPattern": {field: 1}, "expireAfterSeconds": seconds})
 
     def listed(self):
-        return (self.organizations, self.platforms, self.clusters, self.scans, self.tokens)
+        return tuple(self.resources)
 
     def ping(self):
         self.db.command("ping")
@@ -197,16 +177,9 @@ def get_store():
     return current_app.extensions["inventory.store"]
 
 
-@click.command("create-indexes")
-@with_appcontext
-def create_indexes_command():
-    """Create the database's indexes (the Procfile's release step)."""
-    get_store().create_indexes()
-    click.echo("Indexes created.")
-
-
-def init_app(app, config):
-    store = Store(connect(config), config.quota_defaults,
+def init_app(app, config, resources):
+    """The store of `config`'s database for `resources` ((spec, store class) pairs)."""
+    store = Store(connect(config), resources, config.quota_defaults,
                   (config.SCAN_RETENTION_DAYS, config.SCAN_RETENTION_COUNT),
                   config.EVENTS_RETENTION_DAYS)
     store.events.shared = not config.embedded  # other workers and instances write it too
@@ -222,5 +195,4 @@ def init_app(app, config):
         elif config.ANNOUNCE:
             log.warning("No MONGODB_URI: the embedded in-memory store is in use. All data "
                         "lives in this process and is lost when it stops.")
-    app.cli.add_command(create_indexes_command)
     return store

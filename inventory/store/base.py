@@ -39,7 +39,7 @@ import orjson
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
-from inventory.errors import (
+from inventory.core.errors import (
     Contended,
     HasChildren,
     ImmutableField,
@@ -48,7 +48,7 @@ from inventory.errors import (
     NotFound,
     StaleRevision,
 )
-from inventory.ids import now_rfc3339
+from inventory.core.ids import now_rfc3339
 from inventory.store import pages
 from inventory.store.events import OUTBOX, OUTBOX_SINCE, changes_between, stored_now
 from inventory.store.order_keys import order_key
@@ -107,10 +107,20 @@ def _merge_patch(prefix, value, sets, unsets):
 class ResourceStore:
     """One collection whose `_id` is the API field `key_field`."""
 
+    spec = None  # the resource's declaration (inventory.core.spec.ResourceSpec)
     collection_name = None
     kind = None  # the resource's name in messages
     key_field = None
     filter_fields = {}  # API field -> type, for `inventory.store.query`
+
+    def __init_subclass__(cls, **kwargs):
+        """What the spec declares becomes the store's class attributes."""
+        super().__init_subclass__(**kwargs)
+        spec = cls.__dict__.get("spec")
+        if spec is not None:
+            cls.collection_name, cls.kind, cls.path = spec.name, spec.kind, spec.path
+            cls.event_kind, cls.filter_fields = spec.event_kind, spec.filter_fields
+            cls.orderings, cls.quota_kind = spec.orderings, spec.quota_kind
 
     def __init__(self, db):
         self.collection = db[self.collection_name]
@@ -159,11 +169,11 @@ class ResourceStore:
         return "_id" if field == self.key_field else field
 
     # -- orderings ----------------------------------------------------------
-    # Each declared ordering (inventory.ordering) is walked on one stored
+    # Each declared ordering (inventory.core.ordering) is walked on one stored
     # field: the key itself when it orders by the key, else an order key
     # (inventory.store.order_keys) that every write keeps up to date.
 
-    orderings = None  # inventory.ordering.Orderings of this list
+    orderings = None  # inventory.core.ordering.Orderings of this list
 
     def order_field(self, ordering):
         """The stored field a declared ordering walks."""
@@ -391,12 +401,24 @@ class ResourceStore:
 
     # -- deletes ----------------------------------------------------------
 
-    children = None     # the ResourceStore of the records below this one
+    children = ()       # the ResourceStores of the records below this one, set by Store
     child_field = None  # the field of a child that holds this record's `_id`
 
+    def configure(self, settings):
+        """Take this store's settings from the store's (a dict); most have none."""
+
+    def _blocking_children(self):
+        # a child that does not refuse its parent's delete (tokens) just goes with it
+        return [child for child in self.children if child.spec.refuses_parent_delete]
+
     def has_children(self, stored_key):
-        return self.children is not None and self.children.collection.find_one(
-            {self.child_field: stored_key}, {"_id": 1}) is not None
+        return self._first_child_kind(stored_key) is not None
+
+    def _first_child_kind(self, stored_key):
+        for child in self._blocking_children():
+            if child.collection.find_one({self.child_field: stored_key}, {"_id": 1}):
+                return child.kind
+        return None
 
     def delete(self, key, force=False, scope=None, revisions=None):
         """Delete the record at `key`; with children, only when `force`d; with
@@ -446,9 +468,10 @@ class ResourceStore:
         self.collection.update_one({"_id": stored_key}, {"$unset": {DELETING: ""}})
 
     def _refuse_with_children(self, stored_key):
-        if self.has_children(stored_key):
-            raise HasChildren(f"The {self.kind} {stored_key!r} has {self.children.kind}s; "
-                           "delete them first or pass force=true.")
+        kind = self._first_child_kind(stored_key)
+        if kind is not None:
+            raise HasChildren(f"The {self.kind} {stored_key!r} has {kind}s; "
+                              "delete them first or pass force=true.")
 
     def delete_where(self, query):
         """Delete the matching records and everything below them: the
@@ -456,11 +479,11 @@ class ResourceStore:
         what they counted against their organizations' quotas is freed."""
         self.mark_deleting(query)
         announced = self.events is not None and self.removal_events
-        if self.children is None and self.quota_kind is None and not announced:
+        if not self.children and self.quota_kind is None and not announced:
             self.collection.delete_many({**query, DELETING: True})
             return
         docs = list(self.collection.find(query, {"_id": 1, "id": 1, "organization": 1}))
-        if self.children is not None:
+        if self.children:
             self.delete_children(docs)
         if announced:
             for doc in self.collection.find({**query, DELETING: True}):
@@ -498,7 +521,8 @@ class ResourceStore:
 
     def delete_children(self, docs):
         if docs:
-            self.children.delete_where({self.child_field: {"$in": [d["_id"] for d in docs]}})
+            for child in self.children:
+                child.delete_where({self.child_field: {"$in": [d["_id"] for d in docs]}})
 
     def mark_deleting(self, query):
         """Mark the live records matching `query`; how many were marked."""

@@ -40,8 +40,8 @@ from datetime import datetime, timedelta, timezone
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
-from inventory.errors import BadResumePoint, EventExpired, NotFound
-from inventory.ids import now_rfc3339
+from inventory.core.errors import BadResumePoint, EventExpired, NotFound
+from inventory.core.ids import now_rfc3339
 from inventory.store import pages
 from inventory.store.pages import Page
 from inventory.store.query import FilterCompiler

@@ -17,11 +17,11 @@ from datetime import datetime, timedelta, timezone
 
 from pymongo.errors import DuplicateKeyError
 
-from inventory.errors import Contended, InProgress, KeyReused
+from inventory.core.errors import Contended, InProgress, KeyReused
 
 KEEP_FOR = timedelta(hours=24)
 # Longer than any request runs: the serving model cuts a request's connection
-# after 30 s (inventory.serving), and each database call times out sooner.
+# after 30 s (inventory.server.worker), and each database call times out sooner.
 LEASE = timedelta(seconds=60)
 
 

@@ -1,4 +1,4 @@
-"""Order keys: for each declared ordering (inventory.ordering) a string kept
+"""Order keys: for each declared ordering (inventory.core.ordering) a string kept
 in every record whose plain string order is the ordering's, ties broken by
 the record's key. A page in that ordering is then one range on one indexed
 field, walked forwards or backwards, on MongoDB and the embedded store

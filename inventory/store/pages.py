@@ -7,9 +7,9 @@ Read this module top to bottom; it is the whole walk.
    caller's organization `scope` (None: every organization), the declared
    `ordering` (None: key order) and the direction (`backwards`: the
    ordering's reverse, as `order_by` asks with `desc` flipped). The API
-   builds it from the query (inventory/api/common.py, `page_request`),
+   builds it from the query (inventory/http/lists.py, `page_request`),
    taking the bound out of the signed `continue` token
-   (inventory/paging.py), which is bound to the list, filter, order and
+   (inventory/http/continuation.py), which is bound to the list, filter, order and
    scope it was made for: a client can neither forge a bound nor carry one
    to another list.
 
@@ -18,7 +18,7 @@ Read this module top to bottom; it is the whole walk.
    is its slot), else the ordering's order key, a string every write keeps
    in the record whose plain string order is the ordering's, ties broken by
    the key (inventory/store/order_keys.py; which orderings a list declares:
-   inventory/ordering.py). A store says which field an ordering walks
+   inventory/core/ordering.py). A store says which field an ordering walks
    (`ResourceStore.order_field`) and what range of it is the list's
    (`lower`..`upper`, exclusive: all records, or one cluster's scans).
 
@@ -45,11 +45,11 @@ Read this module top to bottom; it is the whole walk.
 
 On the embedded store, a find sorted by one field is answered by walking
 that field's values in order from the bound, as MongoDB's index would
-(inventory/store/embedded.py): the same pages, at the same cost at any depth.
+(inventory/embedded/database.py): the same pages, at the same cost at any depth.
 """
 from dataclasses import dataclass
 
-from inventory.ordering import Ordering
+from inventory.core.ordering import Ordering
 
 # A filtered page reads at most this many values of the walked field (and
 # the feed at most this many slots): a filter that matches rarely, or one
@@ -68,7 +68,7 @@ class PageRequest:
     """One page asked for (1. above)."""
 
     limit: int
-    tree: object = None  # inventory.filtering's parsed filter; None: all
+    tree: object = None  # inventory.core.filtering's parsed filter; None: all
     after: str | None = None  # the bound: the walked field's value the last page stopped at
     scope: str | None = None  # the caller's organization; None: all
     ordering: Ordering | None = None  # a declared ordering; None: key order

@@ -1,4 +1,4 @@
-"""Compiles a parsed filter (`inventory.filtering`) into a MongoDB query.
+"""Compiles a parsed filter (`inventory.core.filtering`) into a MongoDB query.
 
 Only the operators in `EMITTED_OPERATORS` are ever produced, each from the
 tree's structure; a value from the user is only ever a literal operand
@@ -8,20 +8,27 @@ a regex, so there is nothing to escape and the index can serve it.
 """
 from datetime import datetime
 
-from inventory.filtering import Logical, Not, filter_error
-from inventory.ids import rfc3339
-from inventory.labels import LABEL_KEY_RE
-from inventory.lifecycle import DISTRIBUTIONS, LIFECYCLES, STATUSES, today
-from inventory.versions import numbers_given, parts_key, version_key, version_parts
+from inventory.core.filtering import Logical, Not, filter_error
+from inventory.core.ids import rfc3339
+from inventory.core.labels import LABEL_KEY_RE
+
+# A cluster's distribution (inventory.core.lifecycle) and version key, kept beside
+# its fields: `support.status` compiles into ranges of the one per the other.
+from inventory.core.lifecycle import (  # noqa: F401 (re-exported)
+    DISTRIBUTION_FIELD,
+    DISTRIBUTIONS,
+    LIFECYCLES,
+    STATUSES,
+    VERSION_KEY_FIELD,
+    today,
+)
+from inventory.core.versions import numbers_given, parts_key, version_key, version_parts
 
 EMITTED_OPERATORS = frozenset({"$and", "$or", "$nor", "$not", "$eq", "$ne", "$lt", "$lte",
                                "$gt", "$gte", "$exists"})
 _RANGE_OPS = {"<": "$lt", "<=": "$lte", ">": "$gt", ">=": "$gte"}
 _INT64 = range(-2 ** 63, 2 ** 63)  # what MongoDB can store and compare as an integer
-# A cluster's distribution (inventory.lifecycle) and version key, kept beside
-# its fields: `support.status` compiles into ranges of the one per the other.
-DISTRIBUTION_FIELD = "_distribution"
-VERSION_KEY_FIELD = "_version_key"
+
 _NOTHING = {"_id": {"$exists": False}}  # every document has an `_id`
 
 
@@ -108,7 +115,7 @@ class FilterCompiler:
     def _support_status(self, node):
         """`support.status` is computed for today, so it is compiled for
         today: for each distribution, the ranges of version keys whose
-        minor has that status today (inventory.lifecycle). The rest of the
+        minor has that status today (inventory.core.lifecycle). The rest of the
         filter, the page's walk and its bound work as for any field."""
         if node.op not in ("=", "!=", ":") or not isinstance(node.value, str):
             raise filter_error("support.status is compared with = or != and a quoted status "

@@ -46,7 +46,7 @@ look-up and the count is counted twice, one too high: the safe way again.
 """
 from datetime import datetime, timedelta, timezone
 
-from inventory.errors import QuotaExceeded
+from inventory.core.errors import QuotaExceeded
 
 KINDS = ("platforms", "clusters", "tokens")
 LEASE = timedelta(seconds=60)

@@ -95,7 +95,7 @@ def test_last_used_on_is_written_at_most_once_a_minute(app, store, make_token,
                                                        seconds_ago, rewritten):
     from datetime import datetime, timedelta, timezone
 
-    from inventory.ids import rfc3339
+    from inventory.core.ids import rfc3339
     made = make_token("reader")
     earlier = rfc3339(datetime.now(timezone.utc) - timedelta(seconds=seconds_ago))
     store.db.tokens.update_one({"_id": made["id"]}, {"$set": {"last_used_on": earlier}})

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inventory import filtering
-from inventory.errors import BadFilter
+from inventory.core import filtering
+from inventory.core.errors import BadFilter
+from inventory.core.versions import version_key
+from inventory.resources.clusters.store import ClusterStore
 from inventory.store.query import DISTRIBUTION_FIELD, EMITTED_OPERATORS, VERSION_KEY_FIELD
-from inventory.store.resources import ClusterStore
-from inventory.versions import version_key
 from tests.conftest import assert_problem, walk
 
 CLUSTERS = [

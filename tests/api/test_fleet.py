@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import time_machine
 
-from inventory import lifecycle_refresh
-from inventory.lifecycle import DATA_PATH, DISTRIBUTIONS, STATUSES, Lifecycles
+from inventory.cli import refresh_lifecycle as lifecycle_refresh
+from inventory.core.lifecycle import DATA_PATH, DISTRIBUTIONS, STATUSES, Lifecycles
 from tests.conftest import assert_problem, client_with, walk
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "endoflife"
@@ -416,7 +416,7 @@ def test_bad_support_status_filters_are_422(client, flt, message):
 
 
 def test_support_status_compiles_to_version_ranges_per_distribution(store):
-    from inventory import filtering
+    from inventory.core import filtering
     with on("2026-11-23"):
         query = store.clusters.compile_filter(filtering.parse('support.status="supported"'))
     for clause in query["$or"]:
@@ -429,8 +429,8 @@ def test_support_status_compiles_to_version_ranges_per_distribution(store):
 def test_version_ranges_cover_every_version_once():
     """Per distribution and day, the five statuses' ranges tile the version
     keys, and each version lies in the range of its own status."""
-    from inventory.lifecycle import LIFECYCLES
-    from inventory.versions import version_key
+    from inventory.core.lifecycle import LIFECYCLES
+    from inventory.core.versions import version_key
     probes = ["0.1", "1.0", "1.18.99", "1.19", "1.19.5", "1.20.0", "1.29.3", "1.31.2",
               "1.36.9", "1.37", "1.99", "9999.9999.999999"]
     for day in DAYS:
@@ -592,7 +592,7 @@ def test_a_summary_refuses_what_lists_refuse(client):
 
 def test_a_summary_answers_the_largest_groups_and_total_counts_every_match(
         client, inventory, platforms, monkeypatch):
-    from inventory.store import resources
+    from inventory.resources.clusters import store as resources
     monkeypatch.setattr(resources, "MAX_GROUPS", 2)
     for environment, many in (("a", 1), ("b", 3), ("c", 2), ("d", 2)):
         for _ in range(many):

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from inventory import filtering
-from inventory.problems import MAX_ENTRIES
+from inventory.core import filtering
+from inventory.http.problems import MAX_ENTRIES
 from inventory.store import pages
 from tests.conftest import assert_problem, client_with, walk
 

@@ -1,4 +1,4 @@
-"""Rate limits and concurrent requests per caller (inventory/api/limits.py),
+"""Rate limits and concurrent requests per caller (inventory/http/rate_limits.py),
 through HTTP."""
 import re
 import socket
@@ -14,9 +14,9 @@ from werkzeug.serving import make_server
 from werkzeug.test import EnvironBuilder
 
 from app import create_app
-from inventory.api import limits as limits_module
-from inventory.api.limits import RateCounter, get_limits
 from inventory.config import Config
+from inventory.http import rate_limits as limits_module
+from inventory.http.rate_limits import RateCounter, get_limits
 from tests.conftest import (
     ADMIN_TOKEN,
     REAL_MONGO,

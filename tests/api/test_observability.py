@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from inventory.observability import JsonFormatter
+from inventory.http.observability import JsonFormatter
 from tests.conftest import ADMIN_TOKEN, assert_problem
 
 

@@ -8,16 +8,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inventory import ordering
-from inventory.versions import version_parts
+from inventory.core.versions import version_parts
+from inventory.resources.clusters.spec import SPEC as CLUSTERS
+from inventory.resources.organizations.spec import SPEC as ORGANIZATIONS
+from inventory.resources.platforms.spec import SPEC as PLATFORMS
+from inventory.resources.scans.spec import SPEC as SCANS
+from inventory.resources.tokens.spec import SPEC as TOKENS
 from tests.conftest import Inventory, assert_problem, walk
 from tests.support.ordering import expected
 
 LISTS = {  # path -> (declared orderings, the key field)
-    "/organizations": (ordering.ORGANIZATIONS, "id"),
-    "/kubeplatforms": (ordering.PLATFORMS, "name"),
-    "/kubeclusters": (ordering.CLUSTERS, "name"),
-    "/tokens": (ordering.TOKENS, "id"),
+    "/organizations": (ORGANIZATIONS.orderings, "id"),
+    "/kubeplatforms": (PLATFORMS.orderings, "name"),
+    "/kubeclusters": (CLUSTERS.orderings, "name"),
+    "/tokens": (TOKENS.orderings, "id"),
 }
 VERSIONS = ["1.9", "1.29", "1.31", "1.31.2", "v1.31.2-eks-1234", "1.29.3+k3s1", "v1.9.0",
             "1.10.1", "2.0"]
@@ -134,7 +138,7 @@ def test_what_a_list_does_not_serve_is_a_422_naming_what_it_does(client, invento
     message = body["errors"][0]["message"]
     if says:
         assert says in message
-        fields = ordering.SCANS.fields if "scans" in path else LISTS[path][0].fields
+        fields = SCANS.orderings.fields if "scans" in path else LISTS[path][0].fields
         assert all(f"`{name}`" in message for name in fields)
 
 
@@ -212,7 +216,7 @@ def test_any_walk_is_the_filtered_sorted_list_exactly_once(app, client, data):
             labels=data.draw(st.sampled_from([{}, {"team": "a"}])))
         for _ in range(data.draw(st.integers(0, 2))):
             inventory.scan(cluster["name"], 1_700_000_000 + data.draw(st.integers(0, 3)) * 3600)
-    order_by = data.draw(st.sampled_from(every_order(ordering.CLUSTERS)), label="order_by")
+    order_by = data.draw(st.sampled_from(every_order(CLUSTERS.orderings)), label="order_by")
     extra = data.draw(st.sampled_from(FILTERS), label="filter")
     scope = f'organization="{org}"'
     filter_text = f"{scope} AND ({extra})" if extra else scope

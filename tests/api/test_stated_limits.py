@@ -109,7 +109,7 @@ def test_idempotency_key_length(client):
 
 
 def test_server_layer_limits_are_the_constants_gunicorn_is_given():
-    from inventory import limits
+    from inventory.core import caps as limits
 
     spec = importlib.util.spec_from_file_location("gunicorn_conf", ROOT / "gunicorn.conf.py")
     gunicorn_conf = importlib.util.module_from_spec(spec)
@@ -128,7 +128,7 @@ def test_server_layer_limits_are_the_constants_gunicorn_is_given():
 
 @pytest.mark.parametrize("pattern, constant", [
     (r"A page examines at most ([\d,]+) records", "inventory.store.pages.MAX_EXAMINED"),
-    (r"At most ([\d,]+) groups are answered", "inventory.store.resources.MAX_GROUPS"),
+    (r"At most ([\d,]+) groups are answered", "inventory.resources.clusters.store.MAX_GROUPS"),
     (r"at most [\d,]+ labels, at most ([\d,]+) KiB\)", "inventory.store.base.MAX_RECORD_BYTES"),
 ])
 def test_work_bounds_are_the_constants_the_store_reads(pattern, constant):

@@ -1,4 +1,4 @@
-"""A served `inventory.serving._Listener` under an open-files limit lower
+"""A served `inventory.server.worker._Listener` under an open-files limit lower
 than its connection cap, for tests/system/test_serving.py: each connection is held
 for a second, then answered `ok`. Prints the port, then serves until killed."""
 import logging
@@ -12,7 +12,7 @@ monkey.patch_all()
 import gevent  # noqa: E402
 from gevent import socket  # noqa: E402
 
-from inventory.serving import _Listener  # noqa: E402
+from inventory.server.worker import _Listener  # noqa: E402
 
 
 class Stub:

@@ -2,8 +2,8 @@
 store: what the ordering tests, the race tests and the bench check pages against."""
 from datetime import datetime
 
-from inventory import ordering
-from inventory.versions import version_parts
+from inventory.core import ordering
+from inventory.core.versions import version_parts
 
 TIMESTAMPS = {"created_on", "last_modified_on"}
 

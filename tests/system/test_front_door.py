@@ -277,7 +277,7 @@ def test_a_wait_longer_than_the_answer_deadline_still_gets_its_answer():
     """GET /events?wait= goes up to 60 s; the server layer's answer deadline
     is REQUEST_TIMEOUT (30 s) after the head. A wait with nothing to show for
     its whole length answers at its end (it used to be cut: an empty reply)."""
-    from inventory.limits import REQUEST_TIMEOUT
+    from inventory.core.caps import REQUEST_TIMEOUT
 
     wait = int(REQUEST_TIMEOUT) + 3
     server = Gunicorn("front-door-admin-token")

@@ -344,7 +344,10 @@ def test_a_walk_in_any_order_sees_every_steady_record_once_while_others_write(
     `sliced`: on the embedded store, every page's walk gives way after each
     record it examines and queues as a long walk (embedded.py, "Long walks"),
     so the writers land in the middle of pages too."""
-    from inventory.ordering import CLUSTERS, parse
+    from inventory.core.ordering import parse
+    from inventory.resources.clusters.spec import SPEC
+
+    CLUSTERS = SPEC.orderings
     from tests.support.ordering import expected
 
     # the list serves this order itself (BadOrdering if not): a walk by its index
@@ -353,7 +356,7 @@ def test_a_walk_in_any_order_sees_every_steady_record_once_while_others_write(
     if sliced:
         if REAL_MONGO:
             pytest.skip("the embedded store's walks")
-        from inventory.store import embedded
+        from inventory.embedded import database as embedded
         monkeypatch.setattr(embedded, "_SLICE_SECONDS", -1.0)
         monkeypatch.setattr(embedded, "_CLOCK_EVERY", 1)
         monkeypatch.setattr(embedded, "_LONG_WALK_ENTRIES", 2)

@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from inventory.limits import HEADER_TIMEOUT
+from inventory.core.caps import HEADER_TIMEOUT
 from tests.support.served import ROOT, Gunicorn
 
 TOKEN = "serving-test-token"

@@ -84,7 +84,7 @@ def test_demo_estate_loads_at_start(config):
 
 
 def test_loading_the_demo_twice_changes_nothing(store):
-    from inventory.demo import load_demo
+    from inventory.cli.demo import load_demo
 
     assert load_demo(store) is True
     assert load_demo(store) is False
@@ -141,13 +141,13 @@ def test_request_hooks_run_in_the_order_of_their_layers(app):
     """app.register_request_hooks is the one place the order is written."""
     names = [f"{hook.__module__}.{hook.__qualname__}" for hook in app.before_request_funcs[None]]
     assert names == [
-        "inventory.observability.start_request", "inventory.api.request_checks.refuse_unservable",
-        "inventory.api.limits._identify", "inventory.api.limits.Limits._count",
-        "inventory.api.limits.Limits._take_slot", "inventory.auth.authenticate",
-        "inventory.api.request_body.read_bounded_body",
-        "inventory.api.idempotency.reserve_or_replay"]
+        "inventory.http.observability.start_request", "inventory.http.request_checks.refuse_unservable",
+        "inventory.http.rate_limits._identify", "inventory.http.rate_limits.Limits._count",
+        "inventory.http.rate_limits.Limits._take_slot", "inventory.http.auth.authenticate",
+        "inventory.http.request_body.read_bounded_body",
+        "inventory.http.idempotency.reserve_or_replay"]
     after = [f"{hook.__module__}.{getattr(hook, '__qualname__', '')}"
              for hook in reversed(app.after_request_funcs[None])]
-    assert after[0] == "inventory.api.idempotency.keep_or_release"
-    assert after[-2:] == ["inventory.api.response_headers.finish_response",
-                          "inventory.observability.finish_request"]
+    assert after[0] == "inventory.http.idempotency.keep_or_release"
+    assert after[-2:] == ["inventory.http.response_headers.finish_response",
+                          "inventory.http.observability.finish_request"]

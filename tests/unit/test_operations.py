@@ -2,14 +2,14 @@
 import pytest
 from flask.views import MethodView
 
-from inventory.api.blueprint import Blueprint
-from inventory.operations import Operation, collect, operation
+from inventory.http.blueprint import Blueprint
+from inventory.http.operations import Operation, collect, operation
 from tests.conftest import assert_problem
 
 
 @pytest.fixture
 def declared(app):
-    return app.extensions["inventory.operations"]
+    return app.extensions["inventory.http.operations"]
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def test_every_path_parameter_of_every_operation_is_checked(app, client, declare
     """No view takes any value for a key: for every operation and each of
     its path parameters, a value the key does not allow is a 422 at
     `path.<name>` (and the view never runs), the others being well formed."""
-    from inventory.api.blueprint import path_parameters
+    from inventory.http.blueprint import path_parameters
 
     good = {"org": "org_00000000-0000-7000-8000-000000000000", "platform": "p",
             "cluster": "c", "scan": "k8scs_00000000-0000-7000-8000-000000000000",

@@ -3,9 +3,10 @@ named module and pinned there: these fail with a plain message (what moved,
 what to do) when an upgrade moves them, before anything subtler breaks."""
 import pytest
 
-from inventory import serving_internals
-from inventory.api import limits_internals, marshmallow_internals
-from inventory.store import mongomock_internals
+from inventory.embedded import mongomock_internals
+from inventory.http import marshmallow_internals
+from inventory.http import rate_limits_internals as limits_internals
+from inventory.server import gunicorn_internals as serving_internals
 
 
 @pytest.mark.parametrize("module", [mongomock_internals, marshmallow_internals, limits_internals,
@@ -17,6 +18,6 @@ def test_the_internals_are_where_they_were_written_for(module):
 def test_a_moved_internal_is_named_with_what_to_do(monkeypatch):
     monkeypatch.setattr(mongomock_internals, "WRITTEN_FOR", {"mongomock-ng": "0.0.1"})
     with pytest.raises(AssertionError, match=r"mongomock-ng 7\.11\.1 is installed\. "
-                                             r"inventory/store/mongomock_internals\.py was "
+                                             r"inventory/embedded/mongomock_internals\.py was "
                                              r"written for mongomock-ng==0\.0\.1: re-read"):
         mongomock_internals.check()

@@ -1,4 +1,4 @@
-"""Answers dumped by compiled plans (inventory.api.dumping) are exactly what
+"""Answers dumped by compiled plans (inventory.http.dumping) are exactly what
 marshmallow's own `dump` of the same schema makes: same keys, same order,
 same values, for records as the store makes them and for any values at all."""
 import pytest
@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from marshmallow import Schema, fields
 
-from inventory.api.dumping import compiled_dump
+from inventory.http.dumping import compiled_dump
 from inventory.store.base import Record
 from inventory.store.pages import PageRequest
 

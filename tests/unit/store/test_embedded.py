@@ -2,7 +2,7 @@
 import mongomock_ng
 import pytest
 
-from inventory.store.embedded import LockedCollection
+from inventory.embedded.database import LockedCollection
 
 DOCS = [{"_id": "a", "x": 1, "_deleting": True, "nested": {"y": [1, 2]}},
         {"_id": "b", "x": 2, "organization": "o1", "_rev": "r1"},
@@ -254,7 +254,7 @@ def test_the_direct_matcher_agrees_with_mongomock(query, walked):
     walk's own, so only documents inside them are asked about."""
     from mongomock_ng.filtering import filter_applies
 
-    from inventory.store.embedded import _bounds, _matcher
+    from inventory.embedded.database import _bounds, _matcher
     lower, lower_inclusive, upper, upper_inclusive = _bounds(query)
     matches = _matcher(query, walked="_id" if walked else None)
     for document in MATCHED_DOCS:
@@ -350,7 +350,7 @@ TREE_QUERIES = [
 def test_or_and_not_trees_match_as_mongomock_does(query):
     from mongomock_ng.filtering import filter_applies
 
-    from inventory.store.embedded import _matcher
+    from inventory.embedded.database import _matcher
     matches = _matcher(query)
     for document in MATCH_DOCS:
         assert matches(document) == filter_applies(query, document), (query, document)

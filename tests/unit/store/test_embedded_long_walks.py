@@ -1,5 +1,5 @@
 """A long walk of the embedded store lets others in between its slices
-(inventory/store/embedded.py, "Long walks") and still answers as a walk
+(inventory/embedded/database.py, "Long walks") and still answers as a walk
 should: every record present and unchanged throughout, exactly once and in
 order; nothing twice; what was deleted before the walk reached it, never."""
 import contextlib
@@ -10,8 +10,8 @@ import mongomock_ng
 import pytest
 from pymongo.errors import DuplicateKeyError
 
-from inventory.store import embedded
-from inventory.store.embedded import LockedCollection
+from inventory.embedded import database as embedded
+from inventory.embedded.database import LockedCollection
 
 N = 300
 

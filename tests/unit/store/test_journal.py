@@ -1,6 +1,6 @@
 """The embedded store survives its process: every write is journaled in the
 data directory before its call returns and replayed by the next process
-(inventory/store/journal.py). Store-level tests open a database over a
+(inventory/embedded/journal.py). Store-level tests open a database over a
 directory, write, drop it and open another over the same directory; the
 served tests kill gunicorn's worker and the whole server."""
 import copy
@@ -22,12 +22,13 @@ from pymongo.errors import DuplicateKeyError
 
 from app import create_app
 from inventory.config import Config
-from inventory.errors import Unavailable
+from inventory.core.errors import Unavailable
+from inventory.embedded import journal as journal_module
+from inventory.embedded.database import LockedDatabase, embedded_database
+from inventory.embedded.journal import DataDirectoryInUse, Journal, JournalCorrupt
+from inventory.resources import store_classes
+from inventory.resources.clusters.store import ClusterStore
 from inventory.store import Store
-from inventory.store import journal as journal_module
-from inventory.store.embedded import LockedDatabase, embedded_database
-from inventory.store.journal import DataDirectoryInUse, Journal, JournalCorrupt
-from inventory.store.resources import ClusterStore
 from tests.conftest import ADMIN_TOKEN, Inventory, client_with
 from tests.support.served import Gunicorn
 
@@ -194,10 +195,10 @@ def test_a_torn_last_line_is_dropped_with_a_warning(tmp_path, caplog):
     whole = segment.read_bytes()
     with open(segment, "ab") as out:  # a crash in the middle of writing a line
         out.write(b'[{"c":"things","put":{"_id":2,"v":"nev')
-    caplog.set_level(logging.WARNING, logger="inventory.store.journal")
+    caplog.set_level(logging.WARNING, logger="inventory.embedded.journal")
     db = open_database(tmp_path)
     assert contents(db) == before
-    warning = [r for r in caplog.records if r.name == "inventory.store.journal"]
+    warning = [r for r in caplog.records if r.name == "inventory.embedded.journal"]
     assert len(warning) == 1 and warning[0].levelno == logging.WARNING
     torn_line = f"{segment} line {len(whole.splitlines()) + 1},"
     assert torn_line in warning[0].getMessage()
@@ -269,7 +270,7 @@ def test_only_one_process_owns_a_data_directory(tmp_path):
 def test_a_killed_owner_frees_the_directory_for_the_next(tmp_path):
     owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
-        from inventory.store.embedded import LockedDatabase, embedded_database
+        from inventory.embedded.database import LockedDatabase, embedded_database
         db = embedded_database("inventory", {str(tmp_path)!r}, "no")
         db.things.insert_one({{"_id": "acknowledged"}})
         print("ready", flush=True)
@@ -375,7 +376,7 @@ def test_memory_only_without_a_data_directory(monkeypatch):
     assert not Config().journaled
     monkeypatch.setenv("INVENTORY_DATA_DIR", ".data")
     assert Config().journaled and not Config(MONGODB_URI="mongodb://x").journaled
-    store = Store(embedded_database("inventory"))
+    store = Store(embedded_database("inventory"), store_classes())
     assert store.db.journal is None
 
 

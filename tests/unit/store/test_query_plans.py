@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from inventory import filtering
+from inventory.core import filtering
 from inventory.store import pages
 from inventory.store.pages import PageRequest
 from tests.conftest import REAL_MONGO
@@ -157,7 +157,9 @@ def plans_of_filtered_page(resource, run):
                                       "environment, version desc"])
 def test_a_filter_no_index_serves_examines_at_most_the_bound(store, estate, small_window,
                                                             flt, depth, order_by):
-    from inventory.ordering import CLUSTERS
+    from inventory.resources.clusters.spec import SPEC
+
+    CLUSTERS = SPEC.orderings
     ordering, backwards = CLUSTERS.resolve(order_by) if order_by else (None, False)
     after = None
     if depth:  # where a walk stands after SIZE * depth records

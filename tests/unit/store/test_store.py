@@ -1,13 +1,7 @@
 """The store on its own: its data rules, without HTTP."""
 import pytest
 
-from inventory.errors import (
-    HasChildren,
-    ImmutableField,
-    InvalidReference,
-    KeyInUse,
-    NotFound,
-)
+from inventory.core.errors import HasChildren, ImmutableField, InvalidReference, KeyInUse, NotFound
 from inventory.store.base import DELETING
 from inventory.store.pages import MAX_EXAMINED, PageRequest
 from tests.support.recording import RecordingCollection
@@ -52,7 +46,7 @@ def test_scan_pages_stay_inside_their_clusters_key_range(store, tree):
 
 
 def test_a_filtered_page_is_the_filter_and_the_range(store, tree):
-    from inventory import filtering
+    from inventory.core import filtering
 
     recorder = RecordingCollection(store.platforms.collection)
     store.platforms.collection = recorder
@@ -280,7 +274,7 @@ def test_a_token_of_an_organization_deleted_meanwhile_is_refused(store, tree, mo
 
 
 def test_a_filtered_page_examines_at_most_the_bound_at_scale(store):
-    from inventory import filtering
+    from inventory.core import filtering
 
     ids = [store.organizations.create({"title": "match" if i in (5, 1500) else "other",
                                        "description": ""}, "t")["id"]

@@ -1,0 +1,160 @@
+"""Kubernetes version lifecycles per distribution, and the `support` a
+cluster reads: computed against today's date whenever it is read, never
+stored, so tomorrow's answer is tomorrow's.
+
+The data (inventory/data/kubernetes-lifecycle.json) comes from the
+endoflife.date project, with its commit and date in the file; it is read
+once, at import, from the package: nothing is fetched at run time.
+`scripts/refresh-lifecycle` rewrites it (inventory/cli/refresh_lifecycle.py).
+
+A cluster follows the lifecycle of its platform's distribution:
+`control_plane.provider` `eks`, `gke` or `aks` (in any case), and upstream
+Kubernetes for anything else. On a day D, for the cluster's minor version:
+
+    supported    D < standard end - 90 days     ends_on: standard end - 90 days
+    ending       standard end - 90 days <= D < standard end   ends_on: standard end
+    extended     standard end <= D < extended end             ends_on: extended end
+    unsupported  past standard support, and past extended support or none
+    unknown      the data does not know the minor version (or the distribution
+                 has not announced a standard end yet: supported, ends_on null)
+
+`ends_on` is the first day on which the status no longer holds (the
+distributions' own "end of support" dates name the day support is gone),
+null when no date is known or the status does not end.
+"""
+import datetime
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from inventory.core.versions import parts_key, version_parts
+
+# Stored beside each cluster: its platform's provider, the lifecycle that
+# provider follows, and its version's sort key (filters and summaries use them).
+PROVIDER_FIELD, DISTRIBUTION_FIELD, VERSION_KEY_FIELD = "_provider", "_distribution", "_version_key"
+DATA_PATH = Path(__file__).parent / "data" / "kubernetes-lifecycle.json"
+ENDING_WITHIN = datetime.timedelta(days=90)
+DISTRIBUTIONS = ("upstream", "eks", "gke", "aks")
+STATUSES = ("supported", "ending", "extended", "unsupported", "unknown")
+_MANAGED = frozenset({"eks", "gke", "aks"})
+
+
+def today():
+    """The day support is computed for: today, in UTC."""
+    return datetime.datetime.now(datetime.timezone.utc).date()
+
+
+def distribution_of(provider):
+    """The lifecycle a platform's `control_plane.provider` follows."""
+    name = provider.strip().lower() if isinstance(provider, str) else ""
+    return name if name in _MANAGED else "upstream"
+
+
+def minor_of(version):
+    """`1.31` of `v1.31.2-eks-1234`, `1.31.2`, `1.31`; None if not a version."""
+    parts = version_parts(version)
+    return None if parts is None else f"{parts[0]}.{parts[1]}"
+
+
+def _day(text):
+    return None if text is None else datetime.date.fromisoformat(text)
+
+
+@dataclass(frozen=True)
+class Cycle:
+    """One minor version's dates in one distribution."""
+
+    minor: str
+    released_on: datetime.date
+    standard_ends: datetime.date | None
+    extended_ends: datetime.date | None
+
+    def status(self, day):
+        """(status, ends_on) on `day`."""
+        if self.standard_ends is None:
+            return "supported", None
+        if day < self.standard_ends - ENDING_WITHIN:
+            return "supported", self.standard_ends - ENDING_WITHIN
+        if day < self.standard_ends:
+            return "ending", self.standard_ends
+        if self.extended_ends is not None and day < self.extended_ends:
+            return "extended", self.extended_ends
+        return "unsupported", None
+
+
+def _minor_range(minor):
+    """The version-key range [low, high) of every version of a minor."""
+    major, number = (int(part) for part in minor.split("."))
+    return parts_key((major, number, 0)), parts_key((major, number + 1, 0))
+
+
+class Lifecycles:
+    """The lifecycle data, by distribution and minor version."""
+
+    def __init__(self, document):
+        source = document["source"]
+        self.source = source
+        self.as_of = f"{source['name']} {source['date']} ({source['commit'][:12]})"
+        self.cycles = {
+            distribution: {minor: Cycle(minor, _day(dates["released_on"]),
+                                        _day(dates["standard_support_ends_on"]),
+                                        _day(dates["extended_support_ends_on"]))
+                           for minor, dates in document["distributions"][distribution].items()}
+            for distribution in DISTRIBUTIONS}
+
+    @classmethod
+    def load(cls, path=DATA_PATH):
+        return cls(json.loads(Path(path).read_text("utf-8")))
+
+    def support(self, distribution, version, day):
+        """The `support` object of a cluster of `distribution` at `version` on `day`."""
+        minor = minor_of(version)
+        cycle = self.cycles[distribution].get(minor)
+        status, ends_on = ("unknown", None) if cycle is None else cycle.status(day)
+        return {
+            "status": status,
+            "ends_on": None if ends_on is None else ends_on.isoformat(),
+            "lifecycle": {
+                "distribution": distribution,
+                "minor": minor,
+                "released_on": cycle and cycle.released_on.isoformat(),
+                "standard_support_ends_on": cycle and cycle.standard_ends
+                and cycle.standard_ends.isoformat(),
+                "extended_support_ends_on": cycle and cycle.extended_ends
+                and cycle.extended_ends.isoformat(),
+                "source": self.as_of,
+            },
+        }
+
+    def status_of_minor(self, distribution, minor, day):
+        """The status of a minor version (`"1.31"`, or None) in a distribution on `day`."""
+        cycle = self.cycles[distribution].get(minor)
+        return "unknown" if cycle is None else cycle.status(day)[0]
+
+    def version_ranges(self, distribution, statuses, day):
+        """[(low, high)] version-key ranges (low inclusive, high exclusive;
+        None: unbounded) holding exactly the versions of `distribution`
+        whose status on `day` is one of `statuses`: adjacent minors are
+        merged, and `unknown` is everything between and around the known
+        minors."""
+        bounds = sorted(_minor_range(minor) + (cycle.status(day)[0],)
+                        for minor, cycle in self.cycles[distribution].items())
+        pieces, position = [], None  # (low, high, status) covering every key in order
+        for low, high, status in bounds:
+            if position != low:
+                pieces.append((position, low, "unknown"))
+            pieces.append((low, high, status))
+            position = high
+        pieces.append((position, None, "unknown"))
+        ranges = []
+        for low, high, status in pieces:
+            if status not in statuses:
+                continue
+            if ranges and ranges[-1][1] == low and low is not None:
+                ranges[-1] = (ranges[-1][0], high)
+            else:
+                ranges.append((low, high))
+        return ranges
+
+
+LIFECYCLES = Lifecycles.load()

@@ -1,0 +1,94 @@
+"""What a resource declares about itself, in one place (its folder's
+`spec.py`): every registry of the service (blueprints' path keys, indexes,
+event types, orderings, filter and group fields, quota kinds, cascades) is
+derived from these declarations (inventory/resources/__init__.py)."""
+import re
+from dataclasses import dataclass, field
+
+from inventory.core.ordering import Orderings
+
+UUID_PATTERN = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+# The audit fields every resource record carries, filterable as these types.
+AUDIT_FIELDS = {"created_by": "string", "created_on": "timestamp",
+                "last_modified_by": "string", "last_modified_on": "timestamp"}
+
+EVENT_ACTIONS = ("created", "updated", "deleted")
+
+
+@dataclass(frozen=True)
+class IdForm:
+    """A server-made id: `<prefix>_` and a UUID."""
+
+    prefix: str
+
+    @property
+    def pattern(self):
+        return re.compile(rf"^{self.prefix}_{UUID_PATTERN}$")
+
+    @property
+    def max_length(self):
+        return len(self.prefix) + 1 + 36
+
+    @property
+    def described(self):
+        return f"{self.prefix}_ followed by a UUID"
+
+
+@dataclass(frozen=True)
+class PathKey:
+    """What a path parameter may be: the check the views make and the
+    document shows."""
+
+    name: str  # the parameter's name in routes (`<cluster>`)
+    description: str
+    what: str  # for the 422's message: "Must be {what}."
+    patterns: tuple
+    max_length: int  # the longest value any of the patterns matches, for the document
+
+    def matches(self, value):
+        return any(pattern.match(value) for pattern in self.patterns)
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    """One resource, declared. `name` is its folder's and collection's name."""
+
+    name: str
+    kind: str  # the resource's name in messages ("cluster")
+    path_key: PathKey | None = None  # None: addressed only under its parent (scans are not)
+    path: str | None = None  # its collection's path in the API ("kubeclusters")
+    id_form: IdForm | None = None
+    parent: str | None = None  # the name of the resource it belongs to; deleted with it
+    event_kind: str | None = None  # the record's name in event types ("kubecluster")
+    event_actions: tuple = EVENT_ACTIONS
+    filter_fields: dict = field(default_factory=dict)  # API field -> type (inventory.store.query)
+    orderings: Orderings | None = None
+    group_fields: dict = field(default_factory=dict)  # group_by field -> stored fields it is made of
+    indexes: tuple = ()  # ((keys, options), ...): keys as ((field, 1), ...)
+    quota_kind: str | None = None  # the organization's quota its records count against
+    refuses_parent_delete: bool = True  # False: deleted with its parent even unforced (tokens)
+
+    @property
+    def event_types(self):
+        return tuple(f"{self.event_kind}.{action}" for action in self.event_actions) \
+            if self.event_kind else ()
+
+
+def ordered(specs):
+    """The specs with every parent before its children (for wiring stores)."""
+    by_name = {spec.name: spec for spec in specs}
+    done, result = set(), []
+
+    def visit(spec, seen=()):
+        if spec.name in done:
+            return
+        if spec.name in seen:
+            raise RuntimeError(f"resources' parents make a cycle at {spec.name}")
+        if spec.parent is not None:
+            visit(by_name[spec.parent], (*seen, spec.name))
+        done.add(spec.name)
+        result.append(spec)
+    for spec in specs:
+        visit(spec)
+    return result

@@ -1,0 +1,932 @@
+"""The embedded in-memory database: mongomock, made as safe under threads as
+MongoDB and as quick to read by key as an index.
+
+Threads. mongomock does not promise that one operation is atomic when threads
+race (a `find_one_and_update` reads, then writes). The service relies on
+exactly what MongoDB guarantees: unique indexes and atomic single-document
+writes. So every operation here runs under one lock, which makes each whole
+operation atomic: at least what MongoDB promises. `flask run` serves with
+threads, and so do the concurrency tests.
+
+Keys. mongomock evaluates every query against every document and copies
+each match before it sorts, so a page or a read by key costs the whole
+collection. The two reads the store makes most, one record by `_id` and a
+page in the order of one field (`_id`, or an order key: see
+inventory/store/order_keys.py), are answered here the way MongoDB answers
+them with an index: straight to the document, or walking the field's values
+in order (forwards or backwards) from the page's bound and stopping at the
+limit. The conditions the store and
+the commonest filters send (fields compared with strings, `$exists`, joined
+by `$and`) are checked here directly; any other query is evaluated by
+mongomock's own matcher, document by document, so the answers are the same
+(tests/unit/store/test_embedded.py compares them).
+
+Writes. mongomock finds the documents a write touches by scanning them all,
+and checks every unique index against every document after each change. A
+write by `_id` (what the store sends for one record: updates, scans raising
+`last_scanned_on`, marks, deletes) goes here straight to its document, when
+it only sets and unsets fields that no unique index covers (so no unique
+check is needed); inserts keep the key order and lookups up to date instead
+of dropping them. Anything else goes to mongomock. Here too the answers are
+mongomock's own (tests/unit/store/test_embedded.py compares them through writes).
+
+Durability. With a data directory, every write is journaled before its call
+returns (inventory/embedded/journal.py): the writes below hold the lock through
+`_write_lock`, which commits to the journal as it is released.
+
+Long walks. A filtered page may have to test up to a window of records with
+mongomock's matcher (a third of a second for the costliest legal filter),
+and the worker's loop does not preempt: one such page would hold the lock,
+and the whole process, from its first record to its last. So a walk that
+has run for `_SLICE_SECONDS` lets others in: it releases the lock (when
+nothing above it holds it), queues behind any other long walk once it is one
+(past a page's worth of entries: one long walk advances at a time, so a
+short request meets at most one slice, and never queues behind them), yields
+(under gevent, until the loop has nothing else to do), takes the lock back
+and goes on after the last entry it examined, in the keys as they are now.
+That is what MongoDB does when a query yields: a record present and unchanged
+throughout the walk is seen exactly once; one written meanwhile may be seen
+as it was or as it is (once: the walk skips a key it has already returned).
+"""
+import bisect
+import collections
+import heapq
+import operator
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+
+import mongomock_ng
+from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError
+from pymongo.results import DeleteResult, InsertOneResult, UpdateResult
+
+from inventory.embedded import mongomock_internals
+
+
+class _StoreLock:
+    """The store's one lock (reentrant), knowing how deeply the current
+    thread holds it: a long walk lets go of it only where no caller above
+    relies on holding it."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._held = threading.local()  # greenlet-local under gevent
+
+    def acquire(self):
+        self._lock.acquire()
+        self._held.depth = getattr(self._held, "depth", 0) + 1
+
+    def release(self):
+        self._held.depth -= 1
+        self._lock.release()
+
+    def __enter__(self):
+        self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def held_once(self):
+        return getattr(self._held, "depth", 0) == 1
+
+
+_LOCK = _StoreLock()
+_SLICE_SECONDS = 0.002  # a walk's time under the lock before it lets others in
+_CLOCK_EVERY = 16  # entries examined between looks at the clock
+_LONG_WALKS = threading.Semaphore(1)  # long walks advance one at a time
+_LONG_WALK_ENTRIES = 256  # entries examined that make a walk long: more than a page's
+
+
+def _let_others_run():
+    """Between two slices of a long walk. Under gevent: wait until the loop
+    has nothing else to do (every ready request goes first); with threads: a
+    switch."""
+    monkey = sys.modules.get("gevent.monkey")
+    if monkey is not None and monkey.is_module_patched("threading"):
+        import gevent
+
+        gevent.idle()
+    else:
+        time.sleep(0)
+_READS = frozenset({"count_documents", "estimated_document_count", "index_information",
+                    "list_indexes", "distinct", "name", "full_name", "database"})
+_KEYED_UPDATES = frozenset({"$set", "$unset", "$inc"})
+_CONTAINERS = (dict, list)
+_ABSENT = object()
+
+
+def _plain_inclusion(projection):
+    """No projection, or one that includes top-level fields and nothing else
+    (but may leave `_id` out)."""
+    return projection is None or all(
+        (value in (1, True) or (key == "_id" and value in (0, False)))
+        and "." not in key and not key.startswith("$")
+        for key, value in projection.items())
+
+
+def _copy(value):
+    """A copy of a stored document: its containers are dicts and lists, and
+    everything else in it is immutable (a plain recursion that skips the
+    leaves is several times faster than copy.deepcopy)."""
+    if isinstance(value, dict):
+        return {key: _copy(inner) if isinstance(inner, _CONTAINERS) else inner
+                for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_copy(inner) if isinstance(inner, _CONTAINERS) else inner for inner in value]
+    return value
+
+
+def _walked_bounds(condition):
+    """Whether a condition is only the string bounds a walk applies itself."""
+    return isinstance(condition, dict) and len(condition) <= 2 and all(
+        operator in ("$gt", "$gte", "$lt", "$lte") and isinstance(value, str)
+        for operator, value in condition.items()) and not (
+        {"$gt", "$gte"} <= condition.keys() or {"$lt", "$lte"} <= condition.keys())
+
+
+_COMPARE = {"$eq": operator.eq, "$gt": operator.gt, "$gte": operator.ge,
+            "$lt": operator.lt, "$lte": operator.le}
+
+
+def _conditions(query, walked):
+    """[(field, condition)] of a query that is fields and `$and`s of them
+    (the walk's own bounds on `walked` left out), or None for any other."""
+    found = []
+    for field, condition in query.items():
+        if field == "$and" and isinstance(condition, list) and condition \
+                and all(isinstance(clause, dict) for clause in condition):
+            for clause in condition:
+                inner = _conditions(clause, None)
+                if inner is None:
+                    return None
+                found.extend(inner)
+        elif field.startswith("$") or "." in field:
+            return None
+        elif not (field == walked and _walked_bounds(condition)):
+            found.append((field, condition))
+    return found
+
+
+def _string_test(condition):
+    """A test of a string value for `condition` (a string, or comparisons
+    with strings), or None when it is not one."""
+    if isinstance(condition, str):
+        return lambda value: value == condition
+    if isinstance(condition, dict) and condition and all(
+            op in _COMPARE and isinstance(bound, str) for op, bound in condition.items()):
+        tests = [(_COMPARE[op], bound) for op, bound in condition.items()]
+        if len(tests) == 1:
+            (compare, bound), = tests
+            return lambda value: compare(value, bound)
+        if len(tests) == 2:  # a range, as prefixes and version ranges are
+            (first, low), (second, high) = tests
+            return lambda value: first(value, low) and second(value, high)
+        return lambda value: all(compare(value, bound) for compare, bound in tests)
+    return None
+
+
+class _Undecided(Exception):
+    """A document holds something other than a string where one is compared."""
+
+
+def _field_check(field, condition):
+    """A test of one top-level field for `condition` (a string, comparisons
+    with strings, or `{"$exists": bool}`), or None when it is not one."""
+    test = _string_test(condition)
+    if test is not None:
+        def compared(document):
+            found = document.get(field, _ABSENT)
+            if found.__class__ is not str:
+                # an array matches if an element does; types compare in
+                # brackets: mongomock's rules decide
+                if found is _ABSENT:
+                    return False
+                raise _Undecided()
+            return test(found)
+        return compared
+    if isinstance(condition, dict) and condition.keys() == {"$exists"} \
+            and isinstance(condition["$exists"], bool):
+        exists = condition["$exists"]
+        return lambda document: (field in document) is exists
+    return None
+
+
+def _all_of(checks):
+    if len(checks) == 1:
+        return checks[0]
+
+    def every(document):
+        for check in checks:
+            if not check(document):
+                return False
+        return True
+    return every
+
+
+def _any_of(checks):
+    def some(document):
+        for check in checks:
+            if check(document):
+                return True
+        return False
+    return some
+
+
+def _tree_check(query, walked=None):
+    """A test of a document for a query made of the field conditions
+    `_field_check` knows, joined by `$and`, `$or` and `$nor` (what a filter
+    with OR and NOT compiles into, and `support.status`'s version ranges);
+    None for any other query. It raises _Undecided where mongomock must decide."""
+    checks = []
+    for field, condition in query.items():
+        if field in ("$and", "$or", "$nor"):
+            if not (isinstance(condition, list) and condition
+                    and all(isinstance(clause, dict) for clause in condition)):
+                return None
+            inner = [_tree_check(clause) for clause in condition]
+            if any(check is None for check in inner):
+                return None
+            if field == "$and":
+                checks.extend(inner)
+            elif field == "$or":
+                checks.append(_any_of(inner))
+            else:
+                some = _any_of(inner)
+                checks.append(lambda document, some=some: not some(document))
+        elif field.startswith("$") or "." in field:
+            return None
+        elif not (field == walked and _walked_bounds(condition)):
+            check = _field_check(field, condition)
+            if check is None:
+                return None
+            checks.append(check)
+    return _all_of(checks) if checks else (lambda document: True)
+
+
+def _matcher(query, walked=None):
+    """A function telling whether a document matches `query`, as mongomock's
+    matcher would. The conditions the store and its filters send most
+    (fields compared with strings, `{"$exists": bool}`, joined by `$and`;
+    the bounds on the `walked` field, which a walk applies itself) are
+    checked directly in one loop; the same conditions joined by `$or` and
+    `$nor` too, as a small tree of tests. Any other query, and a document
+    holding an array or a non-string where a string is compared, go to
+    mongomock."""
+    def mongomock(document):
+        return mongomock_internals.filter_applies(query, document)
+    conditions = _conditions(query, walked)
+    if conditions is None:
+        tree = _tree_check(query, walked)
+        if tree is None:
+            return mongomock
+
+        def checked(document):
+            try:
+                return tree(document)
+            except _Undecided:
+                return mongomock(document)
+        return checked
+    checks = []  # (field, test of a string value, or None; $exists, or None)
+    for field, condition in conditions:
+        test = _string_test(condition)
+        if test is not None:
+            checks.append((field, test, None))
+        elif isinstance(condition, dict) and condition.keys() == {"$exists"} \
+                and isinstance(condition["$exists"], bool):
+            checks.append((field, None, condition["$exists"]))
+        else:
+            return mongomock
+
+    def plain(document):
+        for field, test, exists in checks:
+            if exists is None:
+                found = document.get(field, _ABSENT)
+                if found.__class__ is not str:
+                    # an array matches if an element does; types compare
+                    # in brackets: mongomock's rules decide
+                    return mongomock(document) if found is not _ABSENT else False
+                if not test(found):
+                    return False
+            elif (field in document) is not exists:
+                return False
+        return True
+    return plain
+
+
+def _project(document, projection):
+    """A copy of `document` with the fields of an inclusion projection."""
+    if projection:
+        keep_id = projection.get("_id", True) not in (0, False)
+        document = {k: v for k, v in document.items()
+                    if (k == "_id" and keep_id) or (k != "_id" and projection.get(k))}
+    return _copy(document)
+
+
+def _bounds(query, field="_id"):
+    """(lower, lower inclusive, upper, upper inclusive) of a string range on `field`."""
+    condition = query.get(field)
+    if not isinstance(condition, dict):
+        return None, False, None, False
+    lower = condition.get("$gt", condition.get("$gte"))
+    upper = condition.get("$lt", condition.get("$lte"))
+    return (lower if isinstance(lower, str) else None, "$gte" in condition,
+            upper if isinstance(upper, str) else None, "$lte" in condition)
+
+
+def _updated(document, update):
+    """A copy of `document` with `$set`/`$unset` (dotted paths) applied, or
+    None where a path runs through something that is not an object (left to
+    mongomock, which knows the error to raise)."""
+    document = _copy(document)
+    for update_operator, changes in update.items():
+        for path, value in changes.items():
+            *parents, last = path.split(".")
+            node = document
+            for part in parents:
+                if part not in node:
+                    if update_operator == "$unset":
+                        break
+                    node[part] = {}
+                node = node[part]
+                if not isinstance(node, dict):
+                    return None
+            else:
+                if update_operator == "$set":
+                    node[last] = _copy(value)
+                elif update_operator == "$inc":
+                    if type(value) is not int or type(node.get(last, 0)) is not int:
+                        return None  # mongomock knows the other numbers' rules
+                    node[last] = node.get(last, 0) + value
+                else:
+                    node.pop(last, None)
+    return document
+
+
+def _count_by_fields(pipeline):
+    """(query, [(name, path)], count name) of a pipeline that counts the
+    documents matching a query by field paths (`[{"$match": ...},
+    {"$group": {"_id": {name: "$path", ...}, count: {"$sum": 1}}}]`, what
+    summaries send), else None."""
+    if not isinstance(pipeline, list) or len(pipeline) != 2:
+        return None
+    match, group = pipeline
+    if not (isinstance(match, dict) and match.keys() == {"$match"}
+            and isinstance(match["$match"], dict)
+            and isinstance(group, dict) and group.keys() == {"$group"}
+            and isinstance(group["$group"], dict)):
+        return None
+    group = group["$group"]
+    keys, counts = group.get("_id"), [name for name in group if name != "_id"]
+    if not isinstance(keys, dict) or len(counts) != 1 or group[counts[0]] != {"$sum": 1}:
+        return None
+    paths = []
+    for name, path in keys.items():
+        if not (isinstance(path, str) and path.startswith("$") and len(path) > 1
+                and not path.startswith("$$") and not name.startswith("$")):
+            return None
+        paths.append((name, path[1:].split(".")))
+    return match["$match"], paths, counts[0]
+
+
+def _value_at(document, parts):
+    """The value at a path's parts, or _ABSENT."""
+    for part in parts:
+        if not isinstance(document, dict) or part not in document:
+            return _ABSENT
+        document = document[part]
+    return document
+
+
+def _naive(value):
+    """A stored time as naive UTC, or None when it is not a time."""
+    if not isinstance(value, datetime):
+        return None
+    return value if value.tzinfo is None else value.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+class LockedCollection:
+    """A mongomock collection whose every operation holds the lock."""
+
+    def __init__(self, collection, journal=None):
+        self._collection = collection
+        self._write_lock = (_LOCK if journal is None
+                            else journal.committing(_LOCK, collection.name))
+        # every `_id`, in order; {field: [(value, _id), ...] in order} for the
+        # fields pages have been sorted by; {value: [_id, ...]} for indexed
+        # fields: kept up to date by inserts and writes by key, rebuilt after others
+        self._keys = None
+        self._sorted = {}
+        self._by_field = {}
+        # TTL indexes, taken over from mongomock (which sweeps every document
+        # on each access): (field, seconds), and a heap of (expiry time, _id)
+        # walked from the soonest: None until needed, rebuilt after writes
+        # made by mongomock
+        self._ttl = None
+        self._expiring = None
+
+    def find(self, filter=None, projection=None, sort=None, limit=0, skip=0, **kwargs):
+        """A list, read inside the lock. A page sorted by one field walks
+        that field's values in order, forwards or backwards (skipping `skip`
+        matches first, as a filtered page's window does)."""
+        with _LOCK:
+            self._expire()
+            if isinstance(sort, list) and len(sort) == 1 and sort[0][1] in (1, -1) \
+                    and limit > 0 and not kwargs and _plain_inclusion(projection):
+                field, direction = sort[0]
+                entries = self._ordered_keys() if field == "_id" else self._ordered(field)
+                if entries is not None:
+                    return self._walk(entries, field, direction == -1, filter or {},
+                                      projection, limit, skip)
+            key = self._key_of(filter) if sort is None and not skip and not kwargs \
+                and _plain_inclusion(projection) else None
+            if key is not None:  # by `_id` or an indexed field, as find_one
+                documents, matches = self._documents(), _matcher(filter)
+                found = [_project(documents[candidate], projection) for candidate in key
+                         if candidate in documents and matches(documents[candidate])]
+                return found[:limit] if limit else found
+            return list(self._collection.find(filter, projection, sort=sort, limit=limit,
+                                              skip=skip, **kwargs))
+
+    def find_one(self, filter=None, projection=None):
+        """A read by `_id`, or by a field with an index, goes straight to the
+        documents it can be; anything else to mongomock."""
+        with _LOCK:
+            self._expire()
+            key = self._key_of(filter) if _plain_inclusion(projection) else None
+            if key is None:
+                return self._collection.find_one(filter, projection)
+            documents, matches = self._documents(), _matcher(filter)
+            for candidate in key:
+                if candidate in documents and matches(documents[candidate]):
+                    return _project(documents[candidate], projection)
+            return None
+
+    def aggregate(self, pipeline, **kwargs):
+        """A list. A count of the documents matching a query by field paths
+        (what summaries send) is one pass over the documents, with the
+        query checked as `find` checks it: mongomock's aggregation engine
+        takes several times as long. Only the pass holds the lock (reading
+        the grouped values, a column per path); counting them and shaping
+        the answer do not. Any other pipeline, or a grouped value that is
+        an object or an array (mongomock's rules decide those), goes to
+        mongomock, inside the lock."""
+        shape = None if kwargs else _count_by_fields(pipeline)
+        if shape is not None:
+            query, paths, count_name = shape
+            with _LOCK:
+                columns = self._columns(_matcher(query), [parts for _, parts in paths])
+            try:
+                counts = collections.Counter(zip(*columns))
+            except TypeError:  # unhashable: an object or an array
+                counts = None
+            if counts is not None:
+                names = [name for name, _ in paths]
+                return [{"_id": dict(zip(names, key)) if _ABSENT not in key else
+                         {name: value for name, value in zip(names, key)
+                          if value is not _ABSENT}, count_name: count}
+                        for key, count in counts.items()]
+        with _LOCK:
+            return list(self._collection.aggregate(pipeline, **kwargs))
+
+    def _columns(self, matches, paths):
+        """For each path, its values (_ABSENT where none) in the matching
+        documents, in one order: read a column at a time, which costs half
+        what a loop per document does."""
+        matched = list(filter(matches, self._documents().values()))
+        columns = []
+        for first, *rest in paths:
+            values = [document.get(first, _ABSENT) for document in matched]
+            for part in rest:  # a dotted path: through objects only
+                values = [value.get(part, _ABSENT) if isinstance(value, dict) else
+                          [] if isinstance(value, list) else _ABSENT for value in values]
+            columns.append(values)
+        return columns
+
+    # -- writes by key -------------------------------------------------------
+
+    def update_one(self, filter, update, **kwargs):
+        return self._update(filter, update, kwargs, multi=False, name="update_one")
+
+    def update_many(self, filter, update, **kwargs):
+        return self._update(filter, update, kwargs, multi=True, name="update_many")
+
+    def _update(self, filter, update, kwargs, multi, name):
+        with self._write_lock:
+            self._expire()
+            changed = None if kwargs else self._keyed_update(filter, update, multi)
+            if changed is None:
+                return getattr(self, f"_unkeyed_{name}")(filter, update, **kwargs)
+            modified = sum(1 for before, after in changed if before != after)
+            return UpdateResult({"n": len(changed), "nModified": modified, "ok": 1.0,
+                                 "updatedExisting": bool(changed)}, acknowledged=True)
+
+    def find_one_and_update(self, filter, update, projection=None,
+                            return_document=ReturnDocument.BEFORE, **kwargs):
+        with self._write_lock:
+            self._expire()
+            changed = None if kwargs or not _plain_inclusion(projection) \
+                else self._keyed_update(filter, update, multi=False)
+            if changed is None:
+                return self._unkeyed_find_one_and_update(
+                    filter, update, projection, return_document=return_document, **kwargs)
+            if not changed:
+                return None
+            before, after = changed[0]
+            return _project(after if return_document == ReturnDocument.AFTER else before,
+                            projection)
+
+    def delete_one(self, filter, **kwargs):
+        return self._delete(filter, kwargs, multi=False)
+
+    def delete_many(self, filter, **kwargs):
+        return self._delete(filter, kwargs, multi=True)
+
+    def _delete(self, filter, kwargs, multi):
+        """A delete by `_id` (one, a list, or a string range: a cascade of a
+        cluster's scans) goes to its documents; anything else to mongomock."""
+        with self._write_lock:
+            self._expire()
+            keys = None if kwargs else self._keys_by_id(filter, ranges=True)
+            if keys is None:
+                name = "delete_many" if multi else "delete_one"
+                return getattr(self, f"_unkeyed_{name}")(filter, **kwargs)
+            documents, matches, deleted = self._documents(), _matcher(filter, walked="_id"), 0
+            for key in keys:
+                if key in documents and matches(documents[key]):
+                    self._forget(key, documents.pop(key))
+                    deleted += 1
+                    if not multi:
+                        break
+            return DeleteResult({"n": deleted, "ok": 1.0}, acknowledged=True)
+
+    def insert_one(self, document, **kwargs):
+        """An insert whose unique keys can be checked by key (a string `_id`,
+        and a string value for each single-field unique index) is checked
+        and stored here; any other goes to mongomock, which checks every
+        unique index against every document. Either way the key order and
+        lookups gain the new key rather than being rebuilt."""
+        with self._write_lock:
+            self._expire()
+            key = document.get("_id")
+            if kwargs or not isinstance(key, str) or not self._unique_by_key(document):
+                result = self._collection.insert_one(document, **kwargs)
+            else:
+                self._documents()[key] = mongomock_internals.as_stored(_copy(document))
+                result = InsertOneResult(key, acknowledged=True)
+            key = result.inserted_id
+            if self._keys is not None:
+                if isinstance(key, str):
+                    bisect.insort(self._keys, key)
+                else:
+                    self._keys = None
+            for field, lookup in self._by_field.items():
+                if lookup is not None and isinstance(document.get(field), str):
+                    lookup.setdefault(document[field], []).append(key)
+            for field in list(self._sorted):
+                self._resort(field, key, None, document.get(field))
+            if self._expiring is not None:
+                self._will_expire(self._documents()[key])
+            return result
+
+    def _unique_by_key(self, document):
+        """Check `document`'s unique keys by lookup: DuplicateKeyError if one
+        is taken; False when they cannot be checked that way."""
+        documents = self._documents()
+        if document["_id"] in documents:
+            raise DuplicateKeyError("E11000 duplicate key error: _id", 11000)
+        for info in self._collection.index_information().values():
+            if not info.get("unique"):
+                continue
+            if len(info["key"]) != 1 or info.get("sparse") or info.get("partialFilterExpression"):
+                return False
+            field = info["key"][0][0]
+            lookup = self._index_lookup(field)
+            if lookup is None or not isinstance(document.get(field), str):
+                return False
+            if any(key in documents for key in lookup.get(document[field], ())):
+                raise DuplicateKeyError(f"E11000 duplicate key error: {field}", 11000)
+        return True
+
+    # -- expiry (TTL indexes) --------------------------------------------------
+
+    def create_index(self, keys, **kwargs):
+        with _LOCK:
+            name = self._locked("create_index")(keys, **kwargs)
+            self._take_over_expiry()
+            return name
+
+    def _take_over_expiry(self):
+        """Move mongomock's TTL indexes here (the index stays listed)."""
+        indexes = mongomock_internals.ttl_indexes(
+            mongomock_internals.collection_store(self._collection))
+        for index in list(indexes.values()):
+            if len(index["key"]) == 1:
+                self._ttl = (index["key"][0][0], int(index["expireAfterSeconds"]))
+                self._expiring = None
+        indexes.clear()
+
+    def _expire(self):
+        """Delete the documents whose time has come, walking the heap from
+        the soonest: a cost of the expired ones, not of all stored."""
+        if self._ttl is None:
+            return
+        if self._expiring is None:
+            self._expiring = []
+            for document in self._documents().values():
+                self._will_expire(document)
+            heapq.heapify(self._expiring)
+        field, seconds = self._ttl
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        documents = self._documents()
+        while self._expiring and (now - self._expiring[0][0]).total_seconds() >= seconds:
+            moment, key = heapq.heappop(self._expiring)
+            document = documents.get(key)
+            if document is not None and _naive(document.get(field)) == moment:
+                self._forget(key, documents.pop(key))
+
+    def _will_expire(self, document):
+        moment = _naive(document.get(self._ttl[0]))
+        if moment is not None:
+            heapq.heappush(self._expiring, (moment, document["_id"]))
+
+    def _keys_by_id(self, query, ranges=False):
+        """[the `_id`] of a query by one string `_id`, else None; with
+        `ranges`, also the `_id`s of `{"$in": [strings]}` and of a string
+        range bounded on both sides, in order."""
+        if not isinstance(query, dict):
+            return None
+        condition = query.get("_id")
+        if isinstance(condition, str):
+            return [condition]
+        if not ranges or not isinstance(condition, dict):
+            return None
+        if condition.keys() == {"$in"} and isinstance(condition["$in"], list) \
+                and all(isinstance(key, str) for key in condition["$in"]):
+            return list(dict.fromkeys(condition["$in"]))
+        lower, lower_inclusive, upper, upper_inclusive = _bounds(query)
+        if lower is None or upper is None or not _walked_bounds(condition) \
+                or self._ordered_keys() is None:
+            return None
+        keys = self._keys
+        start = (bisect.bisect_left if lower_inclusive else bisect.bisect_right)(keys, lower)
+        stop = (bisect.bisect_right if upper_inclusive else bisect.bisect_left)(keys, upper)
+        return keys[start:stop]
+
+    def _keyed_update(self, filter, update, multi):
+        """[(before, after), ...] of the documents a `$set`/`$unset` by `_id`
+        changed, or None when the write is not one of those."""
+        keys = self._keys_by_id(filter)
+        if keys is None or not isinstance(update, dict) or not update \
+                or set(update) - _KEYED_UPDATES:
+            return None
+        fields = {path.split(".")[0] for changes in update.values() for path in changes}
+        if "_id" in fields or fields & self._unique_fields():
+            return None  # mongomock checks what a unique index needs checked
+        documents, changed, matches = self._documents(), [], _matcher(filter)
+        for key in keys:
+            if key in documents and matches(documents[key]):
+                before = documents[key]
+                after = _updated(before, update)
+                if after is None:
+                    return None
+                documents[key] = after
+                changed.append((before, after))
+                if not multi:
+                    break
+        for field in fields & set(self._by_field):
+            del self._by_field[field]  # values changed: looked up anew when next needed
+        for before, after in changed:
+            for field in fields & set(self._sorted):
+                self._resort(field, before["_id"], before.get(field), after.get(field))
+            if self._expiring is not None and self._ttl[0] in fields:
+                self._will_expire(after)  # its old entry no longer matches it
+        return changed
+
+    def _unique_fields(self):
+        return {name for info in self._collection.index_information().values()
+                if info.get("unique") for name, _ in info["key"]}
+
+    def _forget(self, key, document):
+        if self._keys is not None:
+            index = bisect.bisect_left(self._keys, key)
+            if index < len(self._keys) and self._keys[index] == key:
+                del self._keys[index]
+        for field, lookup in self._by_field.items():
+            if lookup is not None and isinstance(document.get(field), str):
+                holders = lookup.get(document[field], [])
+                if key in holders:
+                    holders.remove(key)
+                if not holders:
+                    lookup.pop(document[field], None)
+        for field in list(self._sorted):
+            self._resort(field, key, document.get(field), None)
+
+    def _resort(self, field, key, before, after):
+        """Keep `field`'s order as one document's value goes from `before`
+        to `after` (None: absent). An order holds string values only: a
+        document without one makes it unknown until it is next needed."""
+        entries = self._sorted.get(field)
+        if entries is None:
+            return
+        if not isinstance(after, str) and (after is not None or key in self._documents()):
+            del self._sorted[field]  # a live document without a string value
+            return
+        if before == after:
+            return
+        if isinstance(before, str):
+            index = bisect.bisect_left(entries, (before, key))
+            if index < len(entries) and entries[index] == (before, key):
+                del entries[index]
+        if isinstance(after, str):
+            bisect.insort(entries, (after, key))
+
+    def __getattr__(self, name):
+        if name.startswith("_unkeyed_"):  # mongomock's own, caches dropped as for any write
+            return self._locked(name.removeprefix("_unkeyed_"))
+        return self._locked(name)
+
+    def _documents(self):
+        """mongomock's own dict of documents by `_id`. Read directly: this
+        class's lock already excludes writers, and mongomock's per-access
+        reader lock would cost more than the read. (Its TTL sweep, which runs
+        on every access over every document, is replaced here by `_expire`.)"""
+        return mongomock_internals.documents(
+            mongomock_internals.collection_store(self._collection))
+
+    def _key_of(self, query):
+        """The `_id`s, in insertion order, of the only documents `query` can
+        match (those with its `_id`, or its value of an indexed field), or
+        None when it is not such a query. Only string values are looked up:
+        the service stores no arrays in the fields it looks records up by."""
+        if not isinstance(query, dict):
+            return None
+        if isinstance(query.get("_id"), str):
+            return [query["_id"]]
+        for field, value in query.items():
+            if isinstance(value, str) and not field.startswith("$"):
+                lookup = self._index_lookup(field)
+                if lookup is not None:
+                    return lookup.get(value, [])
+        return None
+
+    def _index_lookup(self, field):
+        """{value: [_id, ...]} of a field with a single-field index, else None."""
+        if field not in self._by_field:
+            indexed = any(info["key"] == [(field, 1)]
+                          for info in self._collection.index_information().values())
+            lookup = None
+            if indexed:
+                lookup = {}
+                for document in self._documents().values():
+                    if isinstance(document.get(field), str):
+                        lookup.setdefault(document[field], []).append(document["_id"])
+            self._by_field[field] = lookup
+        return self._by_field[field]
+
+    def _ordered(self, field):
+        """[(value, _id), ...] in order, when every document has a string
+        `field`; else None (mongomock sorts, as it orders missing values)."""
+        if field not in self._sorted:
+            entries = [(document.get(field), document["_id"])
+                       for document in self._documents().values()]
+            if not all(isinstance(value, str) and isinstance(key, str)
+                       for value, key in entries):
+                return None
+            entries.sort()
+            self._sorted[field] = entries
+        return self._sorted[field]
+
+    def _ordered_keys(self):
+        if self._keys is None:
+            keys = [document["_id"] for document in self._documents().values()]
+            if not all(isinstance(key, str) for key in keys):
+                return None  # mixed key types: leave ordering to mongomock
+            self._keys = sorted(keys)
+        return self._keys
+
+    def _walk(self, entries, field, backwards, query, projection, limit, skip=0):
+        """The page of `query` in `field` order: from the bound the query
+        sets on `field`, through `entries` (the `_id`s, or (value, _id)
+        pairs), to the limit or the other bound; in slices when it is long
+        (the module's "Long walks")."""
+        lower, lower_inclusive, upper, upper_inclusive = _bounds(query, field)
+        by_id = field == "_id"
+        value_of = None if by_id else (lambda entry: entry[0])
+        if backwards:
+            index = (len(entries) if upper is None else (
+                bisect.bisect_right if upper_inclusive else bisect.bisect_left)(
+                entries, upper, key=value_of)) - 1
+        else:
+            index = 0 if lower is None else (
+                bisect.bisect_left if lower_inclusive else bisect.bisect_right)(
+                entries, lower, key=value_of)
+        step = -1 if backwards else 1
+        documents, found, matches = self._documents(), [], _matcher(query, walked=field)
+        found_keys, returned = [], None  # `returned`: a set, once the walk has let go
+        examined, slice_ends, queued = 0, time.perf_counter() + _SLICE_SECONDS, False
+        try:
+            while 0 <= index < len(entries):
+                entry = entries[index]
+                value, key = (entry, entry) if by_id else entry
+                if backwards:
+                    if lower is not None and (value < lower if lower_inclusive else value <= lower):
+                        break
+                elif upper is not None and (value > upper if upper_inclusive else value >= upper):
+                    break
+                if key in documents and matches(documents[key]) and (
+                        returned is None or key not in returned):
+                    if skip:
+                        skip -= 1
+                    else:
+                        found.append(_project(documents[key], projection))
+                        found_keys.append(key)
+                        if len(found) == limit:
+                            break
+                index += step
+                examined += 1
+                if examined % _CLOCK_EVERY == 0 and time.perf_counter() > slice_ends \
+                        and _LOCK.held_once():
+                    queued = self._let_others_in(queued, examined >= _LONG_WALK_ENTRIES)
+                    documents = self._documents()
+                    current = self._ordered_keys() if by_id else self._ordered(field)
+                    if current is not None:  # None: no longer walkable; the old keys serve
+                        entries = current
+                    # on after the last entry examined, wherever the writes put it
+                    index = (bisect.bisect_left(entries, entry) - 1 if backwards
+                             else bisect.bisect_right(entries, entry))
+                    returned = set(found_keys)
+                    slice_ends = time.perf_counter() + _SLICE_SECONDS
+        finally:
+            if queued:
+                _LONG_WALKS.release()
+        return found
+
+    def _let_others_in(self, queued, long):
+        """Release the lock, wait for this walk's turn if it is `long` (and
+        not `queued` already) and for others to run, take the lock back.
+        True: this walk holds its turn among the long ones."""
+        _LOCK.release()
+        try:
+            if long and not queued:
+                _LONG_WALKS.acquire()
+                queued = True
+            _let_others_run()
+        finally:
+            _LOCK.acquire()
+        return queued
+
+    def _locked(self, name):
+        attribute = getattr(self._collection, name)
+        if not callable(attribute):
+            return attribute
+
+        def locked(*args, **kwargs):
+            with _LOCK if name in _READS else self._write_lock:
+                self._expire()
+                if name not in _READS:  # a write may add, remove or change keys
+                    self._keys, self._sorted, self._by_field = None, {}, {}
+                    self._expiring = None
+                return attribute(*args, **kwargs)
+        return locked
+
+
+class LockedDatabase:
+    def __init__(self, database, journal=None):
+        self._database = database
+        self._collections = {}
+        self.journal = journal  # inventory.embedded.journal.Journal, or None: memory only
+
+    def __getitem__(self, name):
+        if name.startswith("_"):  # not a collection: copy/pickle probing
+            raise AttributeError(name)
+        if name not in self._collections:
+            if self.journal is not None:
+                self.journal.track(name, self._database[name])
+            self._collections[name] = LockedCollection(self._database[name], self.journal)
+        return self._collections[name]
+
+    __getattr__ = __getitem__
+
+    @property
+    def name(self):
+        return self._database.name
+
+    @property
+    def client(self):
+        return self._database.client
+
+    def command(self, *args, **kwargs):
+        with _LOCK:
+            return self._database.command(*args, **kwargs)
+
+
+def embedded_database(name, data_dir=None, fsync="everysec"):
+    """A database in memory; with `data_dir`, journaled there and replayed from it."""
+    database = mongomock_ng.MongoClient()[name]
+    if not data_dir:
+        return LockedDatabase(database)
+    from inventory.embedded.journal import Journal
+
+    return LockedDatabase(database, Journal.open(data_dir, database, fsync))

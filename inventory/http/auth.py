@@ -1,0 +1,133 @@
+"""Access control: bearer tokens, roles and organization scope.
+
+Each operation declares the least role that may call it, or none for the
+open ones (`inventory.http.operations`). Roles rank reader < writer < admin
+(`inventory.core.roles`). A token scoped to an organization passes that scope to
+every store call (`current_scope`), so the store's own queries keep other
+organizations' records out of reach.
+"""
+import hmac
+import logging
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+
+from flask import current_app, g, request
+
+from inventory.core.errors import NotAllowed, NotAuthenticated
+from inventory.core.roles import allows
+from inventory.http.operations import current_operation
+from inventory.store import get_store
+from inventory.store.events import acting_as
+
+log = logging.getLogger("inventory")
+
+
+BOOTSTRAP_ADMIN_KEY = "env:INVENTORY_ADMIN_TOKEN"
+
+
+@dataclass(frozen=True)
+class Principal:
+    key: str  # what identifies the credential: the token's id
+    name: str
+    role: str
+    organization: str | None = None  # the scope, if any
+
+
+def _resolve(secret):
+    admin_token = current_app.extensions["inventory.admin_token"]
+    if admin_token and hmac.compare_digest(secret.encode(), admin_token.encode()):
+        return Principal(BOOTSTRAP_ADMIN_KEY, "admin", "admin")
+    record = get_store().tokens.authenticate(secret)
+    if record is None:
+        return None
+    return Principal(record["id"], record["name"], record["role"], record["organization"])
+
+
+def _bearer_secret():
+    scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
+    secret = secret.strip()
+    return secret if scheme.lower() == "bearer" and secret else None
+
+
+def caller():
+    """The Principal of the request's bearer token, or None (no token, an
+    unknown or revoked one), looked up once per request: the rate limiter
+    (inventory.http.rate_limits) keys requests by it before they are authenticated."""
+    if "caller" not in g:
+        secret = _bearer_secret()
+        g.caller = _resolve(secret) if secret is not None else None
+    return g.caller
+
+
+def is_bootstrap_admin(principal):
+    return principal is not None and principal.key == BOOTSTRAP_ADMIN_KEY
+
+
+def authenticate():
+    """before_request: who is calling, and may they do this?"""
+    declared = current_operation()
+    if declared is None or declared.role is None or request.method == "OPTIONS":
+        return  # unknown routes answer 404/405; OPTIONS reveals only `Allow`
+    if _bearer_secret() is None:
+        raise NotAuthenticated("This request needs an 'Authorization: Bearer <token>' header.")
+    principal = caller()
+    if principal is None:
+        raise NotAuthenticated("The token is unknown or revoked.", invalid_token=True)
+    if not allows(principal.role, declared.role):
+        raise NotAllowed(f"This request needs the {declared.role} role; the token "
+                        f"{principal.name!r} has {principal.role}.")
+    g.principal = principal
+    acting_as(principal.name)  # the actor of this request's events
+
+
+def current_principal():
+    return g.principal
+
+
+def current_scope():
+    """The organization the caller is confined to, or None."""
+    return g.principal.organization
+
+
+ADMIN_TOKEN_FILE = "admin-token"  # in INVENTORY_DATA_DIR
+
+
+def _hand_over(token, config):
+    """Give a generated admin token to whoever started the service, never to
+    the logs (one JSON object per line, no secrets): on their terminal if
+    stdout or stderr is one, else in a file only its owner may read,
+    `INVENTORY_DATA_DIR/admin-token` or a new one in the temporary folder.
+    A JSON line says where."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream.isatty():
+            stream.write(f"\n  A local admin token, valid while this process lives:"
+                         f"\n\n    {token}\n\n")
+            stream.flush()
+            log.warning("A local admin token was made for this process: it is shown on "
+                        "the terminal, not in the logs.")
+            return
+    if config.INVENTORY_DATA_DIR:
+        os.makedirs(config.INVENTORY_DATA_DIR, exist_ok=True)
+        path = os.path.join(config.INVENTORY_DATA_DIR, ADMIN_TOKEN_FILE)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    else:
+        descriptor, path = tempfile.mkstemp(prefix="inventory-admin-token-")  # mode 0600
+    with os.fdopen(descriptor, "w") as file:
+        os.fchmod(file.fileno(), 0o600)  # also when the file was there before
+        file.write(token + "\n")
+    log.warning("A local admin token was made for this process: it is in %s (mode 0600), "
+                "not in the logs.", os.path.abspath(path))
+
+
+def init_app(app, config):
+    admin_token = config.INVENTORY_ADMIN_TOKEN
+    if not admin_token and config.embedded and config.ANNOUNCE:
+        admin_token = app.extensions["inventory.store"].tokens.new_secret()
+        _hand_over(admin_token, config)
+    elif not admin_token and not config.embedded and config.ANNOUNCE:
+        log.warning("No INVENTORY_ADMIN_TOKEN is set. Unless tokens exist in the database, "
+                    "every request will be refused (401). Make one with: flask --app app "
+                    "tokens create --name NAME --role admin")
+    app.extensions["inventory.admin_token"] = admin_token

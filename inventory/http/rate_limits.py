@@ -1,0 +1,256 @@
+"""Rate limits and concurrent requests, per caller.
+
+Who a caller is: its token (by the token's id), or, for a request without a
+valid token, its client address (the router's `X-Forwarded-For` hop behind
+`TRUST_PROXY`, inventory.http.wsgi_middleware). Exempt: the bootstrap admin token
+(`INVENTORY_ADMIN_TOKEN`, the operator's way back in), the routes that need
+no token (health and readiness, which a platform's probes call and must
+never see refused, the OpenAPI document, the docs page, the JSON Schemas:
+none touches the data), and `OPTIONS` (CORS preflights, which do nothing).
+
+Rate. The `limits` library's sliding-window counter, one application-wide
+limit per caller (`RATE_LIMIT` for tokens, `RATE_LIMIT_ANONYMOUS` for
+addresses; each may be several, "10/second;1000/minute", all applied): no
+double burst at a window's edge, and two numbers per caller, not one per
+request. On the embedded store the counters live in this process; on
+MongoDB in the service's own database (collections `rate_limit_counters`,
+`rate_limit_windows`, expired by TTL), so a limit holds across workers and
+instances. While MongoDB cannot be reached, each process counts in memory
+and looks back every CHECK_BACK_SECONDS. (Flask-Limiter, over the same
+`limits`, did this too, at about 250 us of CPU a request, a quarter of a
+plain GET: its per-request resolution of decorated and blueprint limits,
+which this service does not use.)
+Every limited answer carries `RateLimit-Policy` and `RateLimit` as
+draft-ietf-httpapi-ratelimit-headers-10 writes them (one quota policy,
+`"token"` or `"address"`: `q` requests per `w` seconds; `r` left, `t`
+seconds until the window frees them); past the limit the answer is 429 with
+`Retry-After`.
+
+Concurrency. A token (or address) may have `CONCURRENT_REQUESTS` requests in
+flight in one worker process; one more is a 429 (`Retry-After: 1`). It is
+the caller's own doing, not the server's overload (503), and its remedy is
+the caller's: wait for its answers. A request holds its slot until the last
+byte of its answer is handed to the connection (the WSGI response's
+`close`), so a slow reader of a large page keeps its slot, and one caller's
+slow readers bound the memory they hold. Counted per process: the threads,
+the memory and the store's lock it protects are the process's own.
+"""
+import logging
+import math
+import threading
+import time
+from functools import partial
+
+from flask import g, request
+from limits import parse_many
+from limits.errors import StorageError
+from limits.storage import storage_from_string
+from limits.strategies import SlidingWindowCounterRateLimiter
+
+from inventory.core.errors import Throttled
+from inventory.http import auth
+from inventory.http.operations import current_operation
+from inventory.http.rate_limits_internals import serialise_expiry
+
+log = logging.getLogger(__name__)
+
+RATE_HEADERS = ("RateLimit-Policy", "RateLimit")
+CHECK_BACK_SECONDS = 30  # how often counting in memory looks whether MongoDB is back
+
+
+def _policy():
+    """The quota policy this request is counted under: per token, or per address."""
+    return "token" if auth.caller() is not None else "address"
+
+
+def caller_key():
+    principal = auth.caller()
+    if principal is not None:
+        return f"token:{principal.key}"
+    return f"address:{request.remote_addr}"
+
+
+def _open_route():
+    """OPTIONS, or a route that needs no token (unmatched paths are not)."""
+    if request.method == "OPTIONS":
+        return True
+    if request.url_rule is None:
+        return False
+    declared = current_operation()
+    return declared is None or declared.role is None
+
+
+def exempt():
+    return _open_route() or auth.is_bootstrap_admin(auth.caller())
+
+
+def _identify():
+    """before_request, ahead of the rate count: the caller's token is looked
+    up here (a database read, which may answer 503), not while counting,
+    which would take a failure for the rate storage's; open routes never
+    read the database for it."""
+    if not _open_route():
+        auth.caller()
+
+
+def storage(config, database_name):
+    """(storage URI, options) for `limits`: this process's memory on the
+    embedded store; on MongoDB, the service's database with its timeouts."""
+    if config.embedded:
+        return "memory://", {}
+    timeout = config.MONGODB_TIMEOUT_MS
+    return config.MONGODB_URI, {
+        "database_name": database_name, "counter_collection_name": "rate_limit_counters",
+        "window_collection_name": "rate_limit_windows", "wrap_exceptions": True,
+        "appname": "cluster-inventory-limits", "connect": False,
+        "serverSelectionTimeoutMS": timeout, "connectTimeoutMS": timeout,
+        "socketTimeoutMS": 2 * timeout}
+
+
+class InFlight:
+    """Requests in flight per caller key, at most `limit` each."""
+
+    def __init__(self, limit):
+        self.limit = limit
+        self._counts = {}
+        self._lock = threading.Lock()
+
+    def acquire(self, key):
+        with self._lock:
+            held = self._counts.get(key, 0)
+            if held >= self.limit:
+                return False
+            self._counts[key] = held + 1
+            return True
+
+    def release(self, key):
+        with self._lock:
+            held = self._counts.pop(key, 0) - 1
+            if held > 0:
+                self._counts[key] = held
+
+    def held(self, key):
+        return self._counts.get(key, 0)
+
+
+class RateCounter:
+    """Hits of callers' rate limits, counted in `storage` with `limits`'
+    sliding-window counter; with `fallback`, in this process's memory while
+    that storage fails, looking back every CHECK_BACK_SECONDS."""
+
+    def __init__(self, uri, options, fallback):
+        self.storage = storage_from_string(uri, **options)
+        self.fallback = storage_from_string("memory://") if fallback else None
+        for storage_ in (self.storage, self.fallback):
+            serialise_expiry(storage_)
+        self._counting = SlidingWindowCounterRateLimiter(self.storage)
+        self._in_memory = self.fallback and SlidingWindowCounterRateLimiter(self.fallback)
+        self._failed_at = None  # monotonic time the storage last failed
+
+    def _strategy(self):
+        if self._failed_at is not None and \
+                time.monotonic() - self._failed_at >= CHECK_BACK_SECONDS:
+            try:
+                back = self.storage.check()
+            except Exception:  # noqa: BLE001 (any failure: still away)
+                back = False
+            if back:
+                log.warning("The rate limits' storage answers again: counting there.")
+                self._failed_at = None
+            else:
+                self._failed_at = time.monotonic()
+        return self._in_memory if self._failed_at is not None else self._counting
+
+    def hit(self, items, key):
+        """Count a request of `key` against each limit of `items`, the
+        shortest window first (a request one refuses counts in no later
+        one): (allowed, the limit that refused it or else the one with the
+        fewest requests left, how many, seconds until its window frees some)."""
+        strategy = self._strategy()
+        try:
+            refused = next((item for item in items if not strategy.hit(item, key)), None)
+            left = [(strategy.get_window_stats(item, key), item) for item in items]
+        except StorageError:
+            if self.fallback is None or strategy is self._in_memory:
+                raise
+            log.warning("The rate limits' storage failed: counting in this process's "
+                        "memory, looking back every %s s.", CHECK_BACK_SECONDS, exc_info=True)
+            self._failed_at = time.monotonic()
+            return self.hit(items, key)
+        (reset_at, remaining), item = next(
+            (entry for entry in left if entry[1] is refused), None) or min(
+            left, key=lambda entry: entry[0][1])
+        return refused is None, item, max(0, remaining), max(0, math.ceil(reset_at - time.time()))
+
+
+class Limits:
+    """The app's rate counter and in-flight counts, and the hooks that apply them."""
+
+    def __init__(self, app, config, database_name):
+        self.items = {}
+        for policy, name in (("token", "RATE_LIMIT"), ("address", "RATE_LIMIT_ANONYMOUS")):
+            try:
+                self.items[policy] = sorted(parse_many(getattr(config, name)),
+                                            key=lambda item: item.get_expiry())
+            except ValueError:
+                raise ValueError(f"{name}={getattr(config, name)!r} is not a rate limit such as "
+                                 "'1000 per minute' or '20/second'") from None
+        uri, options = storage(config, database_name)
+        self.counter = RateCounter(uri, options, fallback=not config.embedded)
+        self.in_flight = InFlight(config.CONCURRENT_REQUESTS) \
+            if config.CONCURRENT_REQUESTS > 0 else None
+        # the caller is known first; a request over its rate takes no slot
+        app.before_request(_identify)
+        app.before_request(self._count)
+        app.before_request(self._take_slot)
+        app.after_request(self._finish)
+        app.teardown_request(self._teardown)
+
+    def _count(self):
+        if exempt():
+            return
+        policy = _policy()
+        allowed, item, remaining, reset = self.counter.hit(self.items[policy], caller_key())
+        g.rate_window = policy, item, remaining, reset
+        if not allowed:
+            what = "this token" if policy == "token" else "requests without a valid token"
+            raise Throttled(
+                f"Too many requests: {what} reached its rate limit ({item.amount} per "
+                f"{item.get_expiry()} seconds); retry after {max(1, reset)} seconds.",
+                max(1, reset))
+
+    def _take_slot(self):
+        if self.in_flight is None or exempt():
+            return
+        key = caller_key()
+        if not self.in_flight.acquire(key):
+            raise Throttled(f"Too many requests at once: at most {self.in_flight.limit} of "
+                            "one caller's requests are answered at a time; wait for an "
+                            "answer before sending more.", 1)
+        g.in_flight_key = key
+
+    def _finish(self, response):
+        window = g.pop("rate_window", None)
+        if window is not None:
+            policy, item, remaining, reset = window
+            response.headers["RateLimit-Policy"] = \
+                f'"{policy}";q={item.amount};w={item.get_expiry()}'
+            response.headers["RateLimit"] = f'"{policy}";r={remaining};t={reset}'
+        key = g.pop("in_flight_key", None)
+        if key is not None:  # held until the answer's last byte is sent
+            response.call_on_close(partial(self.in_flight.release, key))
+        return response
+
+    def _teardown(self, _error):
+        key = g.pop("in_flight_key", None)
+        if key is not None:  # no answer was made (an after_request hook failed)
+            self.in_flight.release(key)
+
+
+def get_limits(app):
+    return app.extensions["inventory.core.caps"]
+
+
+def init_app(app, config, database_name):
+    """Before authentication: requests are counted before they are checked."""
+    app.extensions["inventory.core.caps"] = Limits(app, config, database_name)

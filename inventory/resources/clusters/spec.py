@@ -1,0 +1,37 @@
+"""KubeClusters: what platforms provision, by name or `k8scl_` id."""
+from inventory.core.ids import SLUG_LENGTH, SLUG_RE
+from inventory.core.lifecycle import DISTRIBUTION_FIELD, PROVIDER_FIELD, VERSION_KEY_FIELD
+from inventory.core.ordering import Orderings
+from inventory.core.spec import AUDIT_FIELDS, IdForm, PathKey, ResourceSpec
+
+ID = IdForm("k8scl")
+
+SPEC = ResourceSpec(
+    name="clusters", kind="cluster", path="kubeclusters", parent="platforms", id_form=ID,
+    path_key=PathKey("cluster", "The cluster's name (slug) or id (`k8scl_` + UUID).",
+                     f"a cluster name (an RFC 1123 DNS label) or id ({ID.described})",
+                     (SLUG_RE, ID.pattern), max(SLUG_LENGTH, ID.max_length)),
+    event_kind="kubecluster", quota_kind="clusters",
+    filter_fields={"name": "string", "id": "string", "platform": "string",
+                   "organization": "string", "environment": "string",
+                   "version": "version", "title": "string", "description": "string",
+                   "labels": "labels", "last_scanned_on": "integer",
+                   "support.status": "support_status", **AUDIT_FIELDS},
+    orderings=Orderings.of("name", "environment", "version", "created_on", "last_modified_on",
+                           "last_scanned_on", "environment, version",
+                           "environment, version desc"),
+    # group_by field -> the stored fields its value is made of (and `labels.<key>`)
+    group_fields={"organization": ("organization",), "platform": ("platform",),
+                  "environment": ("environment",), "version": (VERSION_KEY_FIELD,),
+                  "support.status": (DISTRIBUTION_FIELD, VERSION_KEY_FIELD),
+                  "control_plane.provider": (PROVIDER_FIELD,)},
+    indexes=(
+        ((("id", 1),), {"unique": True}),
+        ((("platform", 1), ("_id", 1)), {}),
+        ((("organization", 1), ("_id", 1)), {}),
+        # support.status compiles into version ranges per distribution:
+        # a summary under it reads only those ranges
+        (((DISTRIBUTION_FIELD, 1), (VERSION_KEY_FIELD, 1)), {}),
+        ((("organization", 1), (DISTRIBUTION_FIELD, 1), (VERSION_KEY_FIELD, 1)), {}),
+    ),
+)

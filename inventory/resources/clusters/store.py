@@ -1,0 +1,204 @@
+"""KubeClusters: versions kept with a sortable key, support worked out per day, summaries."""
+import heapq
+
+from inventory.core.errors import (
+    InvalidRecord,
+    InvalidReference,
+)
+from inventory.core.grouping import MAX_GROUPS
+from inventory.core.ids import new_id
+from inventory.core.labels import MAX_LABELS
+from inventory.core.lifecycle import (
+    DISTRIBUTION_FIELD,
+    LIFECYCLES,
+    PROVIDER_FIELD,
+    STATUSES,
+    VERSION_KEY_FIELD,
+    distribution_of,
+    minor_of,
+    today,
+)
+from inventory.core.versions import version_key, version_parts
+from inventory.resources.clusters.spec import SPEC
+from inventory.store.base import LIVE, REVISION, ResourceStore, new_revision
+from inventory.store.pages import all_of
+
+
+class ClusterStore(ResourceStore):
+    spec = SPEC
+    computed_fields = ("support",)  # from the version and distribution, for today
+    key_field = "name"
+    scope_field = "organization"
+    immutable_fields = ("name", "platform")
+    platforms = None  # the parent collection, set by Store
+
+    def stored_name(self, field):
+        # versions compare through a sortable key kept beside them
+        return VERSION_KEY_FIELD if field == "version" else super().stored_name(field)
+
+    def key_filter(self, key):
+        # Addressable by slug or by `k8scl_` id; slugs cannot contain "_".
+        return {"id": key} if key.startswith("k8scl_") else {"_id": key}
+
+    def to_api(self, doc, day=None):
+        record = super().to_api(doc)
+        record.setdefault("last_scanned_on", None)
+        support = LIFECYCLES.support(doc.get(DISTRIBUTION_FIELD, "upstream"), doc["version"],
+                                     day or today())
+        record["support"] = support
+        # The answer changes with the day as well as with writes: so does its
+        # ETag. If-Match compares the stored part only (see stored_revisions).
+        record.revision = f"{record.revision}-{support['status']}-{support['ends_on']}"
+        return record
+
+    @staticmethod
+    def stored_revisions(revisions):
+        """The stored revisions of ETags (`<revision>-<status>-<ends_on>`)."""
+        # (an empty tag, `If-Match: ""`, comes as None: it matches no revision)
+        return None if revisions is None else [(tag or "").split("-", 1)[0]
+                                               for tag in revisions]
+
+    def distribution_fields(self, platform):
+        """What a cluster keeps of its platform: the provider (summaries
+        count by it) and the lifecycle it follows (filters select by it)."""
+        provider = platform["control_plane"]["provider"]
+        return {PROVIDER_FIELD: provider, DISTRIBUTION_FIELD: distribution_of(provider)}
+
+    def add_missing_distributions(self):
+        """Give clusters written before lifecycles existed their platform's
+        provider (run by `create-indexes`, so at each release); how many."""
+        done = 0
+        for doc in self.collection.find({DISTRIBUTION_FIELD: {"$exists": False}},
+                                        {"_id": 1, "platform": 1}):
+            platform = self.platforms.collection.find_one({"_id": doc["platform"]})
+            if platform is not None:
+                done += self.collection.update_one(
+                    {"_id": doc["_id"], DISTRIBUTION_FIELD: {"$exists": False}},
+                    {"$set": self.distribution_fields(platform)}).modified_count
+        return done
+
+    def create(self, body, principal, scope=None):
+        platform_name = body["platform"]
+        platform = self.platforms.find_doc(platform_name, scope)
+        if platform is None:
+            raise InvalidReference("platform", "No such platform.", platform_name)
+        doc = {"_id": body["name"], "id": new_id("k8scl"),
+               **{k: v for k, v in body.items() if k != "name"},
+               "organization": platform["organization"], **self.audit_new(principal),
+               VERSION_KEY_FIELD: version_key(body["version"]),
+               **self.distribution_fields(platform)}
+        self.check_merged(doc)
+        self.insert_under(doc, self.platforms, platform, InvalidReference(
+            "platform", "The platform was deleted meanwhile.", platform_name),
+            org_id=platform["organization"])
+        return self.to_api(doc)
+
+    def identity(self, doc):
+        # the `k8scl_` id is made anew for every cluster, even one reusing a
+        # name; with the name, the write goes straight to the record by `_id`
+        return {"_id": doc["_id"], "id": doc["id"]}
+
+    def reservation_id(self, doc):
+        return doc["id"]
+
+    def check_merged(self, doc):
+        super().check_merged(doc)
+        if len(doc.get("labels") or {}) > MAX_LABELS:
+            raise InvalidRecord("labels", f"At most {MAX_LABELS} labels; the change "
+                                f"would leave {len(doc['labels'])}.")
+
+    def update(self, key, changes, principal, scope=None, revisions=None):
+        if "version" in changes:
+            changes = {**changes, VERSION_KEY_FIELD: version_key(changes["version"])}
+        return super().update(key, changes, principal, scope, self.stored_revisions(revisions))
+
+    def delete(self, key, force=False, scope=None, revisions=None):
+        return super().delete(key, force, scope, self.stored_revisions(revisions))
+
+    # -- summaries ------------------------------------------------------------
+    def summary(self, tree, group_by, scope=None):
+        """([(key, count)], total): the live clusters matching the parsed
+        filter `tree` in the caller's scope, counted by the `group_by`
+        fields (inventory.core.grouping), in descending count, then key order;
+        the MAX_GROUPS largest groups (`total` counts every match, so the
+        groups add up to less than it when some were left out).
+
+        One aggregation: a `$match` (which an index serves as far as the
+        scope and filter allow) and a `$group` by the stored fields the
+        groups are made of. A version is grouped by its version key and a
+        support status by distribution and version key; both become their
+        minor version and today's status here, and the rows that then share
+        a key are added up."""
+        stored = {}  # stored path -> its name in the aggregation's group key
+        for field in group_by:
+            for path in self.spec.group_fields.get(field, (field,)):  # labels.<key> as is
+                stored.setdefault(path, f"g{len(stored)}")
+        query = all_of(self.scope_filter(scope), self.compile_filter(tree), LIVE)
+        rows = self.collection.aggregate([
+            {"$match": query},
+            {"$group": {"_id": {name: f"${path}" for path, name in stored.items()},
+                        "count": {"$sum": 1}}}])
+        values_of = [self._group_values(field, stored, today()) for field in group_by]
+        counts = {}
+        for row in rows:
+            key = tuple([value_of(row["_id"]) for value_of in values_of])
+            counts[key] = counts.get(key, 0) + row["count"]
+        orders = [_GROUP_ORDERS.get(field, _text_order) for field in group_by]
+
+        def order(item):
+            return -item[1], [order(value) for order, value in zip(orders, item[0])]
+        groups = sorted(counts.items(), key=order) if len(counts) <= MAX_GROUPS else \
+            heapq.nsmallest(MAX_GROUPS, counts.items(), key=order)
+        return ([(dict(zip(group_by, key)), count) for key, count in groups],
+                sum(counts.values()))
+
+    @staticmethod
+    def _group_values(field, stored, day):
+        """A function giving `field`'s value from an aggregation row's key."""
+        if field not in ("version", "support.status"):
+            name = stored[SPEC.group_fields.get(field, (field,))[0]]
+            return lambda ids: ids.get(name)
+        key_name, distribution_name = stored[VERSION_KEY_FIELD], stored.get(DISTRIBUTION_FIELD)
+        known = {}  # a few hundred versions at most: each worked out once
+
+        def value_of(ids):
+            version_key, distribution = ids.get(key_name), ids.get(distribution_name)
+            try:
+                return known[version_key, distribution]
+            except KeyError:
+                minor = None if version_key is None else minor_of(version_key)
+                known[version_key, distribution] = value = minor if field == "version" else \
+                    LIFECYCLES.status_of_minor(distribution or "upstream", minor, day)
+                return value
+        return value_of
+
+    def delete_children(self, docs):
+        (scans,) = self.children
+        for doc in docs:
+            scans.delete_of_cluster(doc["id"])
+
+    def record_scan_time(self, cluster, scanned_on):
+        """Raise the `last_scanned_on` of this very cluster (by id, not by a
+        name another cluster may have taken since) to `scanned_on`; False if
+        it is gone or being deleted."""
+        older = {"$or": [{"last_scanned_on": None}, {"last_scanned_on": {"$lt": scanned_on}}]}
+        # order keys of `last_scanned_on` alone: made of it and the key only,
+        # so right whatever else changed since `cluster` was read
+        order_keys = self.order_fields({**cluster, "last_scanned_on": scanned_on},
+                                       changed=("last_scanned_on",))
+        result = self.collection.update_one(
+            all_of(self.identity(cluster), LIVE, older),
+            {"$set": {"last_scanned_on": scanned_on, **order_keys, REVISION: new_revision()}})
+        return result.matched_count == 1 or self.still_live(cluster)
+
+
+# Where a group's value sorts among its field's: a missing value first,
+# versions as versions, statuses in lifecycle order, text by code point.
+def _text_order(value):
+    return (0, "") if value is None else (1, value)
+
+
+_GROUP_ORDERS = {
+    "version": lambda value: (0,) if value is None else (1, *version_parts(value)),
+    "support.status": STATUSES.index,
+}

@@ -1,0 +1,19 @@
+"""Scans of a cluster, by `k8scs_` id under their cluster."""
+from inventory.core.ordering import Orderings
+from inventory.core.spec import IdForm, PathKey, ResourceSpec
+
+ID = IdForm("k8scs")
+
+SPEC = ResourceSpec(
+    name="scans", kind="scan", parent="clusters", id_form=ID,
+    path_key=PathKey("scan", "The scan's id.", f"a scan id ({ID.described})", (ID.pattern,),
+                     ID.max_length),
+    event_kind="kubeclusterscan", event_actions=("created",),
+    refuses_parent_delete=False,  # scans always go with their cluster
+    filter_fields={"id": "string", "cluster": "string", "scanned_on": "integer"},
+    orderings=Orderings.of("scanned_on"),
+    # Scan ids are UUIDv7s the server makes; the index serves lookups. (A
+    # unique one would guard nothing, and costs the embedded store a pass
+    # over every scan on each insert.)
+    indexes=(((("id", 1),), {}),),
+)

@@ -1,0 +1,104 @@
+"""Scans: keyed under their cluster, in `scanned_on` order; retention by age and count."""
+import time
+from datetime import datetime, timezone
+
+from inventory.core.errors import (
+    NotFound,
+)
+from inventory.core.ids import new_id
+from inventory.resources.scans.spec import SPEC
+from inventory.store import pages
+from inventory.store.base import LIVE, REVISION, Record, ResourceStore
+from inventory.store.events import OUTBOX
+
+
+class ScanStore(ResourceStore):
+    """Scans, keyed `{cluster id}/{scanned_on, 12 digits}/{scan id}` so that a
+    range on `_id` walks one cluster's scans in `scanned_on` order.
+
+    Retention: a TTL index on `_recorded_at` (when the scan was recorded,
+    not its `scanned_on`, so a backfilled old scan is kept like a new one)
+    drops scans `retention_days` after they were recorded (MongoDB's monitor
+    runs once a minute; the embedded store on access), and each new scan
+    trims its cluster to
+    its `retention_count` newest: one walk of its keys from the newest to
+    the count's, then one range delete of what lies beyond."""
+
+    TIME_FIELD = "_recorded_at"
+
+    spec = SPEC
+    removal_events = False  # scans go with their cluster, or by retention, silently
+    key_field = "_key"  # scans are never addressed by key; to_api drops it
+    clusters = None  # the parent collection, set by Store
+
+    retention_days, retention_count = 365, 1000
+
+    def configure(self, settings):
+        self.retention_days, self.retention_count = settings["scan_retention"]
+
+    def order_field(self, ordering):
+        return "_id"  # a cluster's keys are in `scanned_on` order already
+
+    def list_of_cluster(self, cluster_id, request):
+        """A page of the cluster's scans: a range of keys (their `scanned_on`
+        order). The request's scope was applied when the cluster was found."""
+        lower, upper = self.key_range(cluster_id)
+        return pages.walk(self.collection, request, self.to_api,
+                          query=self.compile_filter(request.tree), visible=LIVE,
+                          lower=lower, upper=upper)
+
+    def to_api(self, doc):
+        record = Record(id=doc["id"], cluster=doc["cluster"], scanned_on=doc["scanned_on"])
+        record.revision = doc.get(REVISION)
+        return record
+
+    @staticmethod
+    def key_range(cluster_id):
+        # "/" < "0" in ASCII: every key of this cluster lies strictly between
+        return f"{cluster_id}/", f"{cluster_id}0"
+
+    def get_of_cluster(self, cluster_id, scan_id):
+        doc = self.collection.find_one({"id": scan_id, "cluster": cluster_id})
+        if doc is None:
+            raise NotFound(f"No scan {scan_id!r} of this cluster.")
+        return self.to_api(doc)
+
+    @staticmethod
+    def key(cluster_id, scanned_on, scan_id):
+        return f"{cluster_id}/{scanned_on:012d}/{scan_id}"
+
+    def create(self, cluster_key, scanned_on=None, scope=None):
+        """Record a scan of the cluster at `cluster_key` (name or id)."""
+        cluster = self.clusters.get_doc(cluster_key, scope)
+        scanned_on = int(time.time()) if scanned_on is None else scanned_on
+        scan_id = new_id("k8scs")
+        doc = {"_id": self.key(cluster["id"], scanned_on, scan_id), "id": scan_id,
+               "cluster": cluster["id"], "scanned_on": scanned_on,
+               self.TIME_FIELD: datetime.now(timezone.utc).replace(tzinfo=None)}
+        self.insert(doc, publish=False, parent=cluster)
+        # The cluster's update doubles as the check that it still exists.
+        if not self.clusters.record_scan_time(cluster, scanned_on):
+            self.collection.delete_one({"_id": doc["_id"]})
+            raise NotFound(f"No cluster {cluster_key!r}.")
+        self.publish(doc["_id"], doc.get(OUTBOX))
+        self.trim(cluster["id"])
+        return self.to_api(doc)
+
+    def subject(self, doc, parent=None):
+        return f"/kubeclusters/{parent['_id']}/scans/{doc['id']}"
+
+    def owner(self, doc, parent=None):
+        return parent.get("organization")
+
+    def trim(self, cluster_id):
+        """Keep the cluster's `retention_count` newest scans."""
+        lower, upper = self.key_range(cluster_id)
+        beyond = list(self.collection.find({"_id": {"$gt": lower, "$lt": upper}}, {"_id": 1},
+                                           sort=[("_id", -1)], skip=self.retention_count,
+                                           limit=1))
+        if beyond:
+            self.collection.delete_many({"_id": {"$gt": lower, "$lte": beyond[0]["_id"]}})
+
+    def delete_of_cluster(self, cluster_id):
+        lower, upper = self.key_range(cluster_id)
+        self.collection.delete_many({"_id": {"$gt": lower, "$lt": upper}})
