@@ -9,21 +9,7 @@ product pages themselves (then give `--commit` and `--date`, which a
 checkout supplies). Nothing is fetched: the service never reaches the
 network, and neither does this.
 
-What each page's fields mean here (the pages' own front matter,
-`releases:`):
-
-- `releaseCycle`: the minor version (`"1.31"`); `releaseDate`: its release
-  by that distribution;
-- `eol`: the end of standard support (upstream: the end of patch releases,
-  "End of Life" on kubernetes.io; `eoas`, the start of its maintenance
-  mode, is not a support boundary here);
-- `eoes`: the end of extended support (EKS extended support, AKS long-term
-  support), where the distribution offers one; the GKE page has none.
-
-A date the page does not give yet (`eol: false`) is null; a boolean where
-a date is needed otherwise is refused, as is anything unexpected: better no
-refresh than wrong data.
-"""
+The design, and why: docs/design/lifecycle.md"""
 import argparse
 import datetime
 import json

@@ -9,15 +9,7 @@ Grammar (see the README):
     field      = name { "." name }
     value      = "quoted string" | number | true | false
 
-`AND` binds tighter than `OR`, as the contract says (AIP-160 itself binds OR
-tighter; the contract's reading is what users of SQL expect).
-
-A hand-written recursive-descent parser: the grammar is a dozen lines, and
-hand-written code gives exact positions in errors, a hard bound on depth and
-length, and no dependency that could evaluate anything. The parser only
-builds a tree of plain values; turning it into a database query is the
-store's business (`inventory.store.query`), which knows the stored fields.
-"""
+The design, and why: docs/design/filtering.md"""
 import re
 from dataclasses import dataclass
 

@@ -7,21 +7,7 @@ endoflife.date project, with its commit and date in the file; it is read
 once, at import, from the package: nothing is fetched at run time.
 `scripts/refresh-lifecycle` rewrites it (inventory/cli/refresh_lifecycle.py).
 
-A cluster follows the lifecycle of its platform's distribution:
-`control_plane.provider` `eks`, `gke` or `aks` (in any case), and upstream
-Kubernetes for anything else. On a day D, for the cluster's minor version:
-
-    supported    D < standard end - 90 days     ends_on: standard end - 90 days
-    ending       standard end - 90 days <= D < standard end   ends_on: standard end
-    extended     standard end <= D < extended end             ends_on: extended end
-    unsupported  past standard support, and past extended support or none
-    unknown      the data does not know the minor version (or the distribution
-                 has not announced a standard end yet: supported, ends_on null)
-
-`ends_on` is the first day on which the status no longer holds (the
-distributions' own "end of support" dates name the day support is gone),
-null when no date is known or the status does not end.
-"""
+The design, and why: docs/design/lifecycle.md"""
 import datetime
 import json
 from dataclasses import dataclass

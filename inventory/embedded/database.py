@@ -8,46 +8,7 @@ writes. So every operation here runs under one lock, which makes each whole
 operation atomic: at least what MongoDB promises. `flask run` serves with
 threads, and so do the concurrency tests.
 
-Keys. mongomock evaluates every query against every document and copies
-each match before it sorts, so a page or a read by key costs the whole
-collection. The two reads the store makes most, one record by `_id` and a
-page in the order of one field (`_id`, or an order key: see
-inventory/store/order_keys.py), are answered here the way MongoDB answers
-them with an index: straight to the document, or walking the field's values
-in order (forwards or backwards) from the page's bound and stopping at the
-limit. The conditions the store and
-the commonest filters send (fields compared with strings, `$exists`, joined
-by `$and`) are checked here directly; any other query is evaluated by
-mongomock's own matcher, document by document, so the answers are the same
-(tests/unit/store/test_embedded.py compares them).
-
-Writes. mongomock finds the documents a write touches by scanning them all,
-and checks every unique index against every document after each change. A
-write by `_id` (what the store sends for one record: updates, scans raising
-`last_scanned_on`, marks, deletes) goes here straight to its document, when
-it only sets and unsets fields that no unique index covers (so no unique
-check is needed); inserts keep the key order and lookups up to date instead
-of dropping them. Anything else goes to mongomock. Here too the answers are
-mongomock's own (tests/unit/store/test_embedded.py compares them through writes).
-
-Durability. With a data directory, every write is journaled before its call
-returns (inventory/embedded/journal.py): the writes below hold the lock through
-`_write_lock`, which commits to the journal as it is released.
-
-Long walks. A filtered page may have to test up to a window of records with
-mongomock's matcher (a third of a second for the costliest legal filter),
-and the worker's loop does not preempt: one such page would hold the lock,
-and the whole process, from its first record to its last. So a walk that
-has run for `_SLICE_SECONDS` lets others in: it releases the lock (when
-nothing above it holds it), queues behind any other long walk once it is one
-(past a page's worth of entries: one long walk advances at a time, so a
-short request meets at most one slice, and never queues behind them), yields
-(under gevent, until the loop has nothing else to do), takes the lock back
-and goes on after the last entry it examined, in the keys as they are now.
-That is what MongoDB does when a query yields: a record present and unchanged
-throughout the walk is seen exactly once; one written meanwhile may be seen
-as it was or as it is (once: the walk skips a key it has already returned).
-"""
+The design, and why: docs/design/embedded-store.md"""
 import bisect
 import collections
 import heapq

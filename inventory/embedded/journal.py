@@ -2,66 +2,7 @@
 journal in INVENTORY_DATA_DIR before the call returns, replayed when a
 process starts, compacted into a snapshot as it grows.
 
-What is logged: the resulting documents, not the operations. Each write
-appends one line: the documents it left (`put`, the whole document) and
-the `_id`s it removed (`del`). Replaying operations through mongomock would
-repeat its nondeterminism (an `_id` it makes for a document inserted
-without one, TTL expiry that depends on when the replay runs, `$currentDate`,
-an upsert's generated ObjectId) and tie the data on disk to one version of
-its matcher. Resulting documents replay exactly by `_id`, with no query
-engine at all. The documents a write changed are caught where both the
-keyed fast paths (inventory/embedded/database.py) and mongomock's own paths
-store them: each collection's dict of documents by `_id` is replaced by a
-`_Tracked` dict that notes the keys set or removed; when the write's call
-ends (still under the store's lock) the journal writes those keys' current
-documents. A collection's index definitions, and its being dropped, are
-recorded the same way, when they change.
-
-Format: BSON's relaxed extended JSON (`bson.json_util`, which round-trips
-datetimes to the millisecond MongoDB keeps, ints apart from floats, NaN,
-ObjectIds, binary), one write per line: a JSON array of
-`{"c": collection, "put": document}`, `{"c": collection, "del": _id}`,
-`{"c": collection, "indexes": {name: spec}}` or `{"c": collection, "drop":
-true}`. orjson writes and reads the plain JSON; json_util writes every
-other value and decodes every object (its `object_hook`), and takes over a
-whole line orjson cannot do (NaN, integers past 64 bits).
-
-Files in the data directory:
-    lock                 flock()ed for the owning process's life (its pid inside)
-    snapshot-<N>.jsonl   every collection as it stood when segment N began
-    journal-<N>.jsonl    the writes since: segment N, N+1, ... (the last is open)
-A start replays the newest snapshot and the segments from its N on.
-
-Durability. A write's line reaches the OS (one write(2) on an O_APPEND
-file) before the call returns: a crash, kill -9 or OOM kill of the process
-loses nothing acknowledged. A machine crash loses what was not fsynced:
-INVENTORY_FSYNC `always` fsyncs each line before the call returns (nothing
-lost); `everysec` (default) fsyncs from an OS thread once a second (about
-the last second lost); `no` leaves it to the OS (Linux writes back within
-about 30 s). A line cut short by a crash (no final newline) is dropped at
-the next start with a warning: its write never returned. Any other line
-that cannot be read stops the start, naming file and line, and nothing on
-disk is changed.
-
-Compaction, as Redis rewrites its AOF: when the segments since the
-snapshot outgrow max(COMPACT_AT, a quarter of the snapshot), the process
-fsyncs the segment, opens the next one and forks, under the store's lock
-(the fork copies page tables only, yet at 1.5 GB that takes about 0.1 s:
-bench/journal.txt). The
-child writes the snapshot from its copy-on-write view of memory, fsyncs and
-renames it into place, while the parent goes on serving and appending to
-the new segment; once the child has succeeded, the older snapshot and
-segments are deleted. A failed child leaves everything as it was.
-
-Start-up reads about 70,000 documents a second (orjson, then a dict set
-per document; bench/journal.txt), with the cyclic garbage collector off,
-and freezes what it read out of the collector's reach (documents hold no
-cycles; a full collection would otherwise walk every one of them).
-
-Under gevent nothing here blocks the event loop for long: fsync runs in an
-OS thread (`everysec`) or the hub's thread pool (`always`), and appends are
-writes to the page cache.
-"""
+The design, and why: docs/design/journal.md"""
 import atexit
 import fcntl
 import gc

@@ -1,22 +1,6 @@
 """Answers dumped by plans derived once from the marshmallow schemas.
 
-marshmallow's `dump` walks every field of every record through several
-generic calls (attribute lookup, default handling, `serialize`,
-`_serialize`): about 45 µs a record, a third of a list page. What it does
-for the field types the service's schemas use is small and fixed, so each
-response schema is turned at start into a plan of (attribute, key,
-converter) and dumped by one loop. The schema stays the one description of
-the shape: the plan is read off its fields, any field, hook or option the
-plan does not know makes that schema keep marshmallow's own `dump`, and
-tests/unit/api/test_dumping.py checks that every response schema gets a plan and
-that the plan's output equals marshmallow's.
-
-What a plan does is exactly what marshmallow 4 does for these fields on
-dict records: a missing key is left out (or takes the field's dump
-default), None stays None, strings are `str`ed and integers `int`ed,
-mappings and lists are rebuilt through their inner fields, nested schemas
-through their own plans, and `Method` fields call their method.
-"""
+The design, and why: docs/design/dumping.md"""
 from marshmallow import Schema, fields, missing
 
 from inventory.http.marshmallow_internals import has_dump_hooks, keeps, method_of

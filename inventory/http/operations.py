@@ -10,12 +10,7 @@ everything that enforces or documents it.
         def patch(self, changes, platform):
             '''Change some fields of a platform ...'''
 
-Authentication (`inventory.http.auth`) reads `role`; idempotency keys
-(`inventory.http.idempotency`) read `idempotency_key`; conditional requests
-(`inventory.http.conditional`) read `if_match` and `if_none_match`; the OpenAPI
-document (`inventory.http.openapi`) reads all of it. A route without a
-declaration does not start (`collect`): nothing falls back to a default.
-"""
+The design, and why: docs/design/operations.md"""
 from copy import deepcopy
 from dataclasses import dataclass, field
 

@@ -8,33 +8,7 @@ no token (health and readiness, which a platform's probes call and must
 never see refused, the OpenAPI document, the docs page, the JSON Schemas:
 none touches the data), and `OPTIONS` (CORS preflights, which do nothing).
 
-Rate. The `limits` library's sliding-window counter, one application-wide
-limit per caller (`RATE_LIMIT` for tokens, `RATE_LIMIT_ANONYMOUS` for
-addresses; each may be several, "10/second;1000/minute", all applied): no
-double burst at a window's edge, and two numbers per caller, not one per
-request. On the embedded store the counters live in this process; on
-MongoDB in the service's own database (collections `rate_limit_counters`,
-`rate_limit_windows`, expired by TTL), so a limit holds across workers and
-instances. While MongoDB cannot be reached, each process counts in memory
-and looks back every CHECK_BACK_SECONDS. (Flask-Limiter, over the same
-`limits`, did this too, at about 250 us of CPU a request, a quarter of a
-plain GET: its per-request resolution of decorated and blueprint limits,
-which this service does not use.)
-Every limited answer carries `RateLimit-Policy` and `RateLimit` as
-draft-ietf-httpapi-ratelimit-headers-10 writes them (one quota policy,
-`"token"` or `"address"`: `q` requests per `w` seconds; `r` left, `t`
-seconds until the window frees them); past the limit the answer is 429 with
-`Retry-After`.
-
-Concurrency. A token (or address) may have `CONCURRENT_REQUESTS` requests in
-flight in one worker process; one more is a 429 (`Retry-After: 1`). It is
-the caller's own doing, not the server's overload (503), and its remedy is
-the caller's: wait for its answers. A request holds its slot until the last
-byte of its answer is handed to the connection (the WSGI response's
-`close`), so a slow reader of a large page keeps its slot, and one caller's
-slow readers bound the memory they hold. Counted per process: the threads,
-the memory and the store's lock it protects are the process's own.
-"""
+The design, and why: docs/design/rate-limits.md"""
 import logging
 import math
 import threading

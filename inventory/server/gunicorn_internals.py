@@ -1,25 +1,7 @@
 """Every use the serving model (inventory.server.worker) makes of gunicorn's and
 gevent's internals, in one place.
 
-Changed on import (the worker imports this before it parses a request):
-- `gunicorn.http.message.MAX_REQUEST_LINE`, the module constant that caps
-  `limit_request_line` at 8,190: raised to REQUEST_LINE_BYTES, the longest
-  line the API document allows (README: Reliability, 414);
-- `ChunkedReader.parse_chunk_size`: a chunk announcing more than a whole
-  body may hold is refused at once (413), not waited for.
-Read or written: a parsed request's `_expected_100_continue` (gunicorn
-answers `100 Continue` before the app runs when it is set; the serving model
-answers it at the app's first read instead); gunicorn's `Response` behind
-`start_response` (to close the connection after an error answer); gevent's
-`BaseServer._start_accepting_if_started` (to accept again after a pause);
-`AsyncWorker.handle`, called past GeventWorker's own. inventory.server.worker also
-subclasses `GeventWorker`, `StreamServer`, `glogging.Logger` and
-`FileWrapper`, overriding the methods `OVERRIDDEN` lists.
-
-Written for gunicorn==27.0.1 and gevent==26.9.0 (requirements.txt pins
-them). `check()` (run by tests/unit/test_private_internals.py) fails with a plain
-message when an upgrade moves any of it.
-"""
+The design, and why: docs/design/serving.md"""
 import inspect
 
 import gunicorn.http.body

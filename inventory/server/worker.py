@@ -1,50 +1,7 @@
 """The gunicorn worker the service runs under: gevent, with a deadline on
 every read and write.
 
-Why an event loop. A thread per connection is what a slow client attacks:
-with gthread, sixteen sockets that send a byte a second held sixteen threads
-and stalled everyone. Here each connection is a greenlet (a few kilobytes,
-no OS thread) waiting in one event loop, so idle, slow and stalled
-connections cost memory, not service; the same holds for the change feed's
-long waits and streams. gunicorn's gevent worker monkey-patches the standard
-library before the app is imported, which is what pymongo supports ("PyMongo
-supports Gevent": its sockets and monitors become cooperative) and what
-prometheus_client needs (it only takes `threading` locks, which become
-greenlet locks).
-
-Deadlines (`_Connection`). Every read and write on a client socket ends at
-the deadline of the phase it is in:
-- waiting for a request: its first byte within `keepalive` seconds, else the
-  connection is closed without a word (an idle or kept-alive connection);
-- the head: complete within HEADER_TIMEOUT of the start of the wait, else 408;
-- the body and the answer: within REQUEST_TIMEOUT of the end of the head. A
-  body that stalls is a 408 from the app (which gets a moment to say so);
-  an answer the client does not read is cut.
-
-The app authenticates from the head before it reads a body, so a client
-without a token gets its 401 at once and the body is never read; an error
-answer to a request whose body may be unread closes the connection (gunicorn
-would otherwise read the rest to reach the next request). `Expect:
-100-continue` is answered only when the app reads the body, so a refused
-request never invites one.
-
-Connections. The soft open-files limit is raised to the hard one at start,
-and a worker serves at most `worker_connections`, fewer if the limit leaves
-no room (`DESCRIPTOR_RESERVE` kept for the store, logs and the database).
-A connection past that gets an immediate 503 and is closed. If accepting
-still fails for want of descriptors (EMFILE), the listener closes a spare
-descriptor, accepts and drops the waiting connection, and goes on: a worker
-is never killed or hung by it.
-
-What an event loop does not do is preempt: a request computing for 300 ms
-holds the loop for 300 ms. The embedded store bounds the work of a page
-(README: Lists); requests waiting on MongoDB, on a client or on the change
-feed cost nothing.
-
-Answers the server layer itself gives are in the service's error format.
-The service logs every request itself (inventory.http.observability), with its
-request id and principal; gunicorn's access log is off (`Logger`).
-"""
+The design, and why: docs/design/serving.md"""
 import contextlib
 import errno
 import resource

@@ -6,32 +6,7 @@ Orphans, without transactions
 MongoDB guarantees atomic single-document writes; nothing here relies on
 more. Deletes and creates follow one protocol:
 
-* A delete first marks the parent (`_deleting`), then deletes the children,
-  then the parent. Marked records are invisible to reads.
-* A create reads the parent, inserts the child, then checks that the very
-  parent it read (its identity: an id never reused, not just a name that a
-  new record may take) is still there and unmarked; if not, it deletes what
-  it inserted and fails.
-
-Either the child was inserted before the deleter's sweep (the sweep removes
-it), or the creator's check runs after the mark (the creator removes it).
-
-Crashes. Each step is one atomic write, so a process that dies mid-delete
-leaves a marked parent (invisible to reads) and some of its children. A
-repeated DELETE finds the marked record and finishes the sweep. A process
-that dies mid-create leaves at most one child under a parent that is live
-(a normal record) or marked (removed when the parent's delete is finished).
-
-Updates are read, check, write: the write is conditional on the revision
-that was read, so rules about the merged record (how many labels it has)
-hold however many clients change it at once.
-
-Events. Every insert, update and removal writes its event into the record's
-own document in the same atomic write (the outbox), then publishes it to
-the change feed (inventory/store/events.py, which says why that loses and
-reorders nothing). A removal's event is written once the record's children
-are gone, when nothing can bring it back, and published before it goes.
-"""
+The design, and why: docs/design/writes-and-deletes.md"""
 import secrets
 from functools import cached_property
 

@@ -3,34 +3,7 @@ readers share, each event delivered exactly once to a reader that resumes
 from the last id it saw. Built on what every MongoDB deployment guarantees:
 atomic single-document writes and unique indexes; no transactions.
 
-Why it cannot lose an event (the outbox). A change and its event are one
-atomic write: the event is written into the changed record's own document
-(`_outbox`), in the same insert or compare-and-swap update. Only then is it
-copied to the feed and removed from the record. A process that dies in
-between leaves the event in the record, where the sweeper (`sweep`, run by
-every process every few seconds) publishes it; a record being deleted has
-its pending events published before it goes. Copying is idempotent: each
-event has a key (its record and revision) under a unique index, so an event
-published twice (a slow writer and the sweeper) is stored once.
-
-Why it cannot reorder (slots). Each event takes a slot, a number from one
-counter (`$inc` on one document), and is stored with the slot as its `_id`.
-Slots are handed out in one order but filled in another: a reader that saw
-slot 10 must never miss slot 9, filled a moment later. So a reader never
-passes an empty slot: it reads up to the first gap, and a gap older than
-GAP_SECONDS (the slot after it was filled that long ago) is closed by
-inserting a tombstone into it. The slot's unique `_id` decides atomically
-between the late event and the tombstone; the event that lost its slot
-takes a new one. Every slot a reader passes is final.
-
-Each record's events follow its changes: a record's pending events are
-published oldest first, and a later one only once the earlier ones are in
-the feed (published by this writer or found there by key).
-
-Ids are `evt_` + the slot in 16 hex digits, so they compare in feed order as
-plain strings. Events expire after the retention (a TTL index on `at`);
-resuming from an id no longer kept is `EventExpired` (410).
-"""
+The design, and why: docs/design/events.md"""
 import contextvars
 import threading
 import time

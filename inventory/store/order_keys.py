@@ -5,19 +5,7 @@ field, walked forwards or backwards, on MongoDB and the embedded store
 alike: never a skip, never a sort of the whole collection, and the same
 order on both (strings compare byte by byte on each).
 
-Each field's value is written self-delimited, so a field's value never
-spills into the next one's place:
-- present values as hex of their bytes (UTF-8 text; integers as 8 bytes
-  offset from the int64 minimum), then a terminator;
-- a field in descending order takes its bytes complemented and a
-  terminator above every hex digit, so longer sorts first (`abc` before
-  `ab`) as descending order needs;
-- a missing value (null, or absent) sorts before every value ascending and
-  after every value descending.
-Versions are ordered by their version key (1.9 before 1.29, and
-`v1.31.2-eks-1234` as 1.31.2), timestamps by their fixed-width RFC 3339
-text, which is time order.
-"""
+The design, and why: docs/design/paging.md"""
 NULL_FIRST, END_ASCENDING = " ", "!"     # both below "0"
 NULL_LAST, END_DESCENDING = "\x7f", "~"  # both above "f"
 _INT64 = 1 << 63

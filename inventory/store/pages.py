@@ -1,52 +1,7 @@
 """Pages: how every list, and the change feed, is read one page at a time.
 Read this module top to bottom; it is the whole walk.
 
-1. The request. A page is asked for with one value, a `PageRequest`: the
-   parsed filter (`tree`, None for all), the bound (`after`: where the
-   previous page stopped, None for the first page), the `limit`, the
-   caller's organization `scope` (None: every organization), the declared
-   `ordering` (None: key order) and the direction (`backwards`: the
-   ordering's reverse, as `order_by` asks with `desc` flipped). The API
-   builds it from the query (inventory/http/lists.py, `page_request`),
-   taking the bound out of the signed `continue` token
-   (inventory/http/continuation.py), which is bound to the list, filter, order and
-   scope it was made for: a client can neither forge a bound nor carry one
-   to another list.
-
-2. The walked field. A page is one range of one indexed stored field,
-   walked in its order: `_id` for key order (and for the feed, whose `_id`
-   is its slot), else the ordering's order key, a string every write keeps
-   in the record whose plain string order is the ordering's, ties broken by
-   the key (inventory/store/order_keys.py; which orderings a list declares:
-   inventory/core/ordering.py). A store says which field an ordering walks
-   (`ResourceStore.order_field`) and what range of it is the list's
-   (`lower`..`upper`, exclusive: all records, or one cluster's scans).
-
-3. The range. From the bound (exclusive) towards the far end of the list's
-   range, ascending, or descending when `backwards`. Never a skip from the
-   start, never a count, never a sort of the whole collection: any page
-   costs the same at any depth.
-
-4. The window. A filter may match rarely, or be one no index serves. So a
-   filtered page reads at most MAX_EXAMINED values of the walked field:
-   first the MAX_EXAMINED-th value from the bound is read from the index
-   alone (values only, a covered read), and the page's range ends there.
-   A page that reaches the window's end before `limit` matches comes back
-   short, and the next one starts after the window. The feed cuts its own
-   window: its settled run, the slots after the bound up to the first
-   unfilled one and at most MAX_EXAMINED, since a reader must never pass
-   a slot that may still be filled (inventory/store/events.py).
-
-5. The page. `limit + 1` records are read in that range: the extra one
-   says whether another page follows, and the next bound is then the last
-   returned record's value of the walked field; without it, the window's
-   end (when there was one), else None: the list is done. The records go
-   out as the API shows them; the bound goes back into a new token.
-
-On the embedded store, a find sorted by one field is answered by walking
-that field's values in order from the bound, as MongoDB's index would
-(inventory/embedded/database.py): the same pages, at the same cost at any depth.
-"""
+The design, and why: docs/design/paging.md"""
 from dataclasses import dataclass
 
 from inventory.core.ordering import Ordering

@@ -6,44 +6,7 @@ Each organization document counts what it holds (`_used.<kind>`), and its
 quota is `quotas.<kind>` (absent: the deployment's default). Creates and
 deletes keep the count with atomic single-document writes only:
 
-* A create first *reserves*: one update of the organization that adds one
-  to the count only while the count is below the quota (`$expr`), and
-  records the reservation (`_reserving.<kind>.<child id>`: when, and the
-  query that finds the child). Of N parallel creates for M free places,
-  exactly M such updates match, whatever the interleaving: the quota is
-  never overshot.
-* Then the child is inserted. If the insert fails (its key is taken), the
-  create *releases*: removes the reservation and subtracts one, in one
-  update matched on the reservation, so nothing is subtracted twice.
-* Once inserted, the reservation is *settled* (removed, the count stays).
-  From then on the child is counted like any other: whoever deletes it (a
-  delete, a cascade, the create itself undoing because its parent went
-  away) subtracts it, by what its `delete` actually removed, so two deleters
-  of one record subtract it once.
-
-Crashes. A process that dies between reserving and settling leaves a
-reservation, and the count one too high (the safe way: a create may be
-refused early, never let through late). When a create finds the quota
-full, reservations older than LEASE (longer than any request lives: the
-serving model cuts a request after 30 s) are *healed*: one whose child was
-never inserted is released (one less); one whose child exists is left,
-since it is counted rightly, and goes when the child is deleted. A creator
-that outlived its lease finds its reservation gone when it settles: it
-deletes what it inserted and fails (409, retry), so nothing is kept that
-was not counted. A crash between a delete and its subtraction leaves the
-count one too high, again the safe way.
-
-Organizations made before quotas existed
-----------------------------------------
-An organization is counted from birth (`_counted`, and zero counts). One
-that has no `_counted` (written before quotas, by a release that did not
-count) is *recounted* by `create-indexes`, at each release: read its counts
-and reservations, look up which reserved children exist, count its children,
-then write the counts in one update matched on the counts it read (and mark
-it `_counted`). A create or delete meanwhile changes a count, so the write
-does not match and the recount starts again. A child inserted between the
-look-up and the count is counted twice, one too high: the safe way again.
-"""
+The design, and why: docs/design/quotas.md"""
 from datetime import datetime, timedelta, timezone
 
 from inventory.core.errors import QuotaExceeded
