@@ -42,8 +42,9 @@ def create_app(config=None):
     register_request_hooks(app, config, database)
     api.init_app(app, resources.blueprints())
     cli.init_app(app)
-    if config.DEMO:
-        demo.load_demo(database)
+    if config.DEMO and not demo.load_demo(database):
+        logging.getLogger("inventory").warning(
+            "INVENTORY_DEMO: the demo estate is there already; it was not loaded again.")
     return app
 
 

@@ -71,6 +71,18 @@ def on_starting(server):
         sys.exit(1)
 
 
+def when_ready(server):
+    # gunicorn logs the address it binds (0.0.0.0, every interface), which a
+    # browser cannot open: say where the service answers from this machine.
+    host, _, port = bind.rpartition(":")
+    if host in ("0.0.0.0", "[::]", ""):
+        host = "127.0.0.1"
+    base = f"http://{host}:{port}"
+    sys.stderr.write(f"\n  Serving on {base}: try {base}/healthz; the API's docs are at "
+                     f"{base}/docs\n\n")
+    sys.stderr.flush()
+
+
 def child_exit(server, worker):
     # A dead worker's live gauges leave /metrics (prometheus_client multiprocess).
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

@@ -39,7 +39,10 @@ DAY = 24 * 3600
 
 
 def load_demo(store, principal="demo"):
-    """Load the estate; False if it is there already."""
+    """Load the estate; False, writing nothing, if it is there already (its
+    first platform's name is taken)."""
+    if store.platforms.find_doc(PLATFORMS[0][0]) is not None:
+        return False
     org_ids = {}
     for title, description in ORGANIZATIONS.items():
         org_ids[title] = store.organizations.create(

@@ -94,38 +94,65 @@ def current_scope():
 ADMIN_TOKEN_FILE = "admin-token"  # in INVENTORY_DATA_DIR
 
 
-def _hand_over(token, config):
-    """Give a generated admin token to whoever started the service, never to
+def _kept_admin_token(config):
+    """The admin token kept in INVENTORY_DATA_DIR by an earlier start, or None.
+    With a data directory the token lives there, like the data: it survives
+    restarts, and deleting the file makes a new one at the next start."""
+    if not config.journaled:
+        return None
+    path = os.path.join(config.INVENTORY_DATA_DIR, ADMIN_TOKEN_FILE)
+    try:
+        with open(path, encoding="utf-8") as file:
+            token = file.read().strip()
+    except FileNotFoundError:
+        return None
+    if os.stat(path).st_mode & 0o077:
+        raise RuntimeError(f"{path} may be read by others (mode "
+                           f"{os.stat(path).st_mode & 0o777:o}): chmod 600 it, or delete it "
+                           "for a new admin token.")
+    return token or None
+
+
+def _hand_over(token, config, kept):
+    """Give the local admin token to whoever started the service, never to
     the logs (one JSON object per line, no secrets): on their terminal if
-    stdout or stderr is one, else in a file only its owner may read,
-    `INVENTORY_DATA_DIR/admin-token` or a new one in the temporary folder.
+    stdout or stderr is one; with a data directory also in
+    `INVENTORY_DATA_DIR/admin-token` (0600), where the next start finds it;
+    off a terminal without one, in a new file in the temporary folder.
     A JSON line says where."""
-    for stream in (sys.stdout, sys.stderr):
-        if stream.isatty():
-            stream.write(f"\n  A local admin token, valid while this process lives:"
-                         f"\n\n    {token}\n\n")
-            stream.flush()
-            log.warning("A local admin token was made for this process: it is shown on "
-                        "the terminal, not in the logs.")
-            return
-    if config.INVENTORY_DATA_DIR:
+    lasts = ("kept in the data directory: it lasts across restarts" if config.journaled
+             else "valid while this process lives")
+    path = None
+    if config.journaled:
         os.makedirs(config.INVENTORY_DATA_DIR, exist_ok=True)
         path = os.path.join(config.INVENTORY_DATA_DIR, ADMIN_TOKEN_FILE)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    else:
+        if not kept:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
+                                 0o600)
+            with os.fdopen(descriptor, "w") as file:
+                os.fchmod(file.fileno(), 0o600)  # also when the file was there before
+                file.write(token + "\n")
+    for stream in (sys.stdout, sys.stderr):
+        if stream.isatty():
+            stream.write(f"\n  The local admin token ({lasts}):\n\n    {token}\n\n")
+            stream.flush()
+            log.warning("The local admin token is shown on the terminal, not in the logs%s.",
+                        f"; it is kept in {os.path.abspath(path)} (mode 0600)" if path else "")
+            return
+    if path is None:
         descriptor, path = tempfile.mkstemp(prefix="inventory-admin-token-")  # mode 0600
-    with os.fdopen(descriptor, "w") as file:
-        os.fchmod(file.fileno(), 0o600)  # also when the file was there before
-        file.write(token + "\n")
-    log.warning("A local admin token was made for this process: it is in %s (mode 0600), "
-                "not in the logs.", os.path.abspath(path))
+        with os.fdopen(descriptor, "w") as file:
+            file.write(token + "\n")
+    log.warning("The local admin token (%s) is in %s (mode 0600), not in the logs.", lasts,
+                os.path.abspath(path))
 
 
 def init_app(app, config):
     admin_token = config.INVENTORY_ADMIN_TOKEN
     if not admin_token and config.embedded and config.ANNOUNCE:
-        admin_token = app.extensions["inventory.store"].tokens.new_secret()
-        _hand_over(admin_token, config)
+        kept = _kept_admin_token(config)
+        admin_token = kept or app.extensions["inventory.store"].tokens.new_secret()
+        _hand_over(admin_token, config, kept)
     elif not admin_token and not config.embedded and config.ANNOUNCE:
         log.warning("No INVENTORY_ADMIN_TOKEN is set. Unless tokens exist in the database, "
                     "every request will be refused (401). Make one with: flask --app app "

@@ -7,6 +7,11 @@ RuntimeError (a 500; tests/api/test_limits.py runs many threads at once). The
 restart is serialised here, on each memory storage the counter uses (its
 own on the embedded store, the fallback while MongoDB is away).
 
+limits' MongoDB storage closes its client in `__del__` through the property
+that makes the client: a storage that never connected connects (and waits
+out server selection, a traceback at exit) only to close. Its `__del__` is
+made to close a client that exists only.
+
 Written for limits==5.8.0 (requirements.txt pins it). `check()` (run by
 tests/unit/test_private_internals.py) fails with a plain message when an
 upgrade moves any of it.
@@ -14,6 +19,7 @@ upgrade moves any of it.
 import threading
 
 from limits.storage import MemoryStorage
+from limits.storage.mongodb import MongoDBStorageBase
 
 from inventory.core.pinned_versions import check_written_for
 
@@ -32,6 +38,15 @@ def serialise_expiry(storage):
         setattr(storage, _SCHEDULE, scheduled)
 
 
+def _close_if_connected(storage):
+    close = getattr(storage.__dict__.get("_storage"), "close", None)
+    if close is not None:
+        close()
+
+
+MongoDBStorageBase.__del__ = _close_if_connected
+
+
 def check():
     """Raise AssertionError, saying what moved and what to do, if the
     installed libraries are not the ones this module was written for."""
@@ -42,3 +57,5 @@ def check():
         "run tests/api/test_limits.py")
     assert callable(getattr(MemoryStorage(), _SCHEDULE, None)), \
         f"MemoryStorage.__schedule_expiry is gone. {advice}."
+    assert "_storage" in MongoDBStorageBase.__init__.__code__.co_names, \
+        f"MongoDBStorageBase no longer keeps its client in `_storage`. {advice}."

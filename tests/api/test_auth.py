@@ -313,6 +313,31 @@ def test_embedded_store_makes_a_local_admin_token_and_files_it_off_a_terminal(
 
 
 @pytest.mark.skipif(REAL_MONGO, reason="about the embedded store")
+def test_the_local_admin_token_lasts_across_restarts_with_a_data_directory(tmp_path):
+    from app import create_app
+    from inventory.config import Config
+
+    def start(check=None):
+        app = create_app(Config(ANNOUNCE=True, INVENTORY_ADMIN_TOKEN=None,
+                                INVENTORY_DATA_DIR=str(tmp_path)))
+        try:
+            return app.extensions["inventory.admin_token"], check and check(app)
+        finally:
+            app.extensions["inventory.store"].db.journal.close()  # as the process would at exit
+    first, _ = start()
+    # the same data directory: the same token, the file untouched, and it works
+    second, status = start(lambda app: client_with(app, first).get("/organizations").status_code)
+    assert second == first and status == 200
+    assert (tmp_path / "admin-token").read_text() == first + "\n"
+    (tmp_path / "admin-token").unlink()  # deleting it makes a new one at the next start
+    third, _ = start()
+    assert third != first and (tmp_path / "admin-token").read_text() == third + "\n"
+    (tmp_path / "admin-token").chmod(0o644)
+    with pytest.raises(RuntimeError, match="chmod 600"):
+        start()
+
+
+@pytest.mark.skipif(REAL_MONGO, reason="about the embedded store")
 def test_writing_token_commands_refuse_on_the_embedded_store(runner):
     for args in (["tokens", "create", "--name", "x", "--role", "admin"],
                  ["tokens", "revoke", "tok_x"], ["tokens", "list"]):

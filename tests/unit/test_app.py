@@ -87,8 +87,11 @@ def test_loading_the_demo_twice_changes_nothing(store):
     from inventory.cli.demo import load_demo
 
     assert load_demo(store) is True
+    events = store.events.collection.count_documents({})
     assert load_demo(store) is False
     assert store.db.organizations.count_documents({}) == 3
+    # nothing written and undone: no organizations made and deleted again in the feed
+    assert store.events.collection.count_documents({}) == events
 
 
 @pytest.mark.skipif(REAL_MONGO, reason="about the embedded store")
