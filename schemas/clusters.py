@@ -1,5 +1,7 @@
 """A cluster, provisioned by a platform."""
-from marshmallow import Schema, fields, validate
+from urllib.parse import urlsplit
+
+from marshmallow import Schema, ValidationError, fields, validate
 
 from inventory.core import grouping
 from inventory.core.filtering import MAX_LENGTH as MAX_FILTER
@@ -20,6 +22,26 @@ from schemas.fields import MAX_SAFE_INTEGER, Labels, Slug, Text, WholeNumber
 from schemas.scans import MAX_SCANNED_ON
 
 _DAY = {"format": "date"}
+MAX_ENDPOINT = 512
+
+
+def _check_endpoint(url):
+    """An API server's URL, as Argo CD's `server` and Prometheus' targets take it."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises on a port that is not a number in 0..65535
+    except ValueError:
+        raise ValidationError("Must be an https:// URL with a valid host and port.") from None
+    if parts.scheme != "https" or not parts.hostname:
+        raise ValidationError("Must be an https:// URL naming the API server's host, "
+                              "e.g. https://api.prod.example.com:6443.")
+    if parts.username is not None or parts.password is not None:
+        raise ValidationError("Must not carry credentials: give them to the tool that "
+                              "connects, never to the inventory.")
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        raise ValidationError("Must not have a query or a fragment.")
+    if port == 0 or any(ch.isspace() for ch in url):
+        raise ValidationError("Must be an https:// URL with a valid host and port.")
 _STATUS = {"enum": list(STATUSES)}
 
 
@@ -82,6 +104,13 @@ class KubeClusterSchema(BodySchema):
     description = Text(2000, multiline=True, required=True,
                        metadata={"description": "Free text; may be empty."})
     labels = Labels(required=True)
+    endpoint = fields.String(
+        required=True, allow_none=True,
+        validate=[validate.Length(max=MAX_ENDPOINT), _check_endpoint],
+        metadata={"description": "The API server's URL (`https://`, no credentials, query or "
+                  "fragment), as Argo CD's `server` and Prometheus' targets use it; null "
+                  "when not known.", "format": "uri", "maxLength": MAX_ENDPOINT,
+                  "pattern": "^https://", "examples": ["https://api.prod.example.com:6443"]})
     last_scanned_on = WholeNumber(dump_only=True, required=True, allow_none=True,
                                   metadata={"description": "`scanned_on` of the newest "
                                             "scan; null before the first.",
@@ -94,7 +123,7 @@ class KubeClusterSchema(BodySchema):
 KubeClusterCreateSchema = request_schema(
     KubeClusterSchema, "KubeClusterCreate",
     required=("name", "platform", "environment", "version"),
-    defaults={"title": "", "description": "", "labels": dict},
+    defaults={"title": "", "description": "", "labels": dict, "endpoint": None},
     example={"name": "payments", "platform": "eks-prod", "environment": "production",
              "version": "v1.31.2-eks-1234", "labels": {"team": "core"}})
 KubeClusterPatchSchema = request_schema(

@@ -63,6 +63,8 @@ class ResourceSpec:
     event_kind: str | None = None  # the record's name in event types ("kubecluster")
     event_actions: tuple = EVENT_ACTIONS
     filter_fields: dict = field(default_factory=dict)  # API field -> type (inventory.store.query)
+    # what a record reads as where it lacks a field (written before the field existed)
+    read_defaults: dict = field(default_factory=dict)
     orderings: Orderings | None = None
     group_fields: dict = field(default_factory=dict)  # group_by field -> stored fields it is made of
     indexes: tuple = ()  # ((keys, options), ...): keys as ((field, 1), ...)

@@ -87,6 +87,7 @@ class ResourceStore:
     kind = None  # the resource's name in messages
     key_field = None
     filter_fields = {}  # API field -> type, for `inventory.store.query`
+    read_defaults = {}
 
     def __init_subclass__(cls, **kwargs):
         """What the spec declares becomes the store's class attributes."""
@@ -96,6 +97,7 @@ class ResourceStore:
             cls.collection_name, cls.kind, cls.path = spec.name, spec.kind, spec.path
             cls.event_kind, cls.filter_fields = spec.event_kind, spec.filter_fields
             cls.orderings, cls.quota_kind = spec.orderings, spec.quota_kind
+            cls.read_defaults = spec.read_defaults
 
     def __init__(self, db):
         self.collection = db[self.collection_name]
@@ -137,6 +139,8 @@ class ResourceStore:
         record = Record({self.key_field: doc["_id"]})
         # fields starting with "_" are the store's own (`_id`, marks, sort keys)
         record.update((k, v) for k, v in doc.items() if not k.startswith("_"))
+        for name, value in self.read_defaults.items():
+            record.setdefault(name, value)
         record.revision = doc.get(REVISION)
         return record
 

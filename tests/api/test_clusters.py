@@ -114,3 +114,46 @@ def test_delete_cluster_by_id_removes_it_and_its_scans(client, inventory, store)
 @pytest.mark.parametrize("key", ["Upper", "k8scl_not-a-uuid", "a$b", "x" * 5000])
 def test_malformed_cluster_in_path_is_422(client, key):
     assert_problem(client.get(f"/kubeclusters/{key}"), 422, "path.cluster")
+
+
+@pytest.mark.parametrize("endpoint", [
+    "https://api.prod.example.com", "https://api.prod.example.com:6443",
+    "https://10.0.0.1:6443", "https://[2001:db8::1]:443",
+    "https://rancher.example.com/k8s/clusters/c-m-abc123"])
+def test_an_api_server_endpoint_is_kept_and_filterable(client, inventory, endpoint):
+    cluster = inventory.cluster(endpoint=endpoint)
+    assert cluster["endpoint"] == endpoint
+    found = client.get("/kubeclusters", query_string={"filter": f'endpoint="{endpoint}"'})
+    assert [c["name"] for c in found.get_json()["results"]] == [cluster["name"]]
+
+
+@pytest.mark.parametrize("endpoint", [
+    "http://api.example.com", "api.example.com:6443", "https://", "https://:6443",
+    "https://user:secret@api.example.com", "https://api.example.com/?token=x",
+    "https://api.example.com/#x", "https://api.example.com:99999", "https://api.example.com:0",
+    "https://api.example.com:port", "https://api example.com", "ftp://api.example.com",
+    "https://" + "a" * 600 + ".com", 6443, ""])
+def test_an_endpoint_that_is_not_an_https_api_server_url_is_422(client, inventory, endpoint):
+    platform = inventory.platform()
+    response = client.post("/kubeclusters", json={
+        "name": "c", "platform": platform["name"], "environment": "dev", "version": "1.30",
+        "endpoint": endpoint})
+    assert_problem(response, 422, "body.endpoint")
+    assert client.get("/kubeclusters/c").status_code == 404  # nothing written
+
+
+def test_the_endpoint_defaults_to_null_changes_and_clears(client, inventory):
+    cluster = inventory.cluster()
+    assert cluster["endpoint"] is None
+    url = "https://api.example.com:6443"
+    assert client.patch(f"/kubeclusters/{cluster['name']}",
+                        json={"endpoint": url}).get_json()["endpoint"] == url
+    assert client.patch(f"/kubeclusters/{cluster['name']}",
+                        json={"endpoint": None}).get_json()["endpoint"] is None
+
+
+def test_a_cluster_stored_before_endpoints_existed_reads_null(client, inventory, store):
+    cluster = inventory.cluster()
+    store.clusters.collection.update_one({"_id": cluster["name"]}, {"$unset": {"endpoint": ""}})
+    assert "endpoint" not in store.clusters.collection.find_one({"_id": cluster["name"]})
+    assert client.get(f"/kubeclusters/{cluster['name']}").get_json()["endpoint"] is None

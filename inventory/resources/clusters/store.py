@@ -42,7 +42,6 @@ class ClusterStore(ResourceStore):
 
     def to_api(self, doc, day=None):
         record = super().to_api(doc)
-        record.setdefault("last_scanned_on", None)
         support = LIFECYCLES.support(doc.get(DISTRIBUTION_FIELD, "upstream"), doc["version"],
                                      day or today())
         record["support"] = support
