@@ -5,7 +5,7 @@ import sys
 
 from flask import Flask
 
-from inventory import cli, resources, store
+from inventory import cli, integrations, resources, store
 from inventory.cli import demo
 from inventory.config import Config
 from inventory.http import (
@@ -40,7 +40,7 @@ def create_app(config=None):
     continuation.init_app(app, config, database)
     auth.init_app(app, config)
     register_request_hooks(app, config, database)
-    api.init_app(app, resources.blueprints())
+    api.init_app(app, [*resources.blueprints(), *integrations.BLUEPRINTS])
     cli.init_app(app)
     if config.DEMO and not demo.load_demo(database):
         logging.getLogger("inventory").warning(

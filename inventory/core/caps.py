@@ -26,3 +26,9 @@ STREAM_KEEPALIVE_SECONDS = 15  # a comment at least this often keeps proxies fro
 # What an organization may hold unless QUOTA_* say otherwise or an unscoped
 # admin sets its own `quotas` (inventory.store.quotas).
 DEFAULT_QUOTAS = {"platforms": 100, "clusters": 1000, "tokens": 100}
+
+# The most clusters one answer of an integration (Argo CD's plugin generator,
+# Prometheus' discovery) lists: they are not paged, and a truncated list
+# would make Argo CD delete the applications of the clusters left out, so
+# more matches than this are an error (422) that says to narrow the filter.
+MAX_INTEGRATION_CLUSTERS = 10_000

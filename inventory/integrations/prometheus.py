@@ -1,0 +1,53 @@
+"""Prometheus' HTTP service discovery: `http_sd_configs` with a bearer token."""
+import re
+from urllib.parse import urlsplit
+
+from flask.views import MethodView
+
+from inventory.http.blueprint import Blueprint
+from inventory.http.operations import operation
+from inventory.integrations.clusters import every_matching_cluster
+from schemas.integrations import PrometheusTargetGroupSchema, PrometheusTargetsArgsSchema
+
+blp = Blueprint("prometheus", __name__, url_prefix="/integrations/prometheus",
+                description="Prometheus' HTTP service discovery.")
+
+_LABEL_NAME_RE = re.compile(r"[^a-zA-Z0-9_]")
+META = "__meta_inventory_"
+
+
+def target(endpoint):
+    """`host:port` of an API server's URL (443 when it names none)."""
+    parts = urlsplit(endpoint)
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{host}:{parts.port or 443}"
+
+
+def target_group(cluster):
+    labels = {f"{META}cluster": cluster["name"], f"{META}cluster_id": cluster["id"],
+              f"{META}organization": cluster["organization"],
+              f"{META}platform": cluster["platform"],
+              f"{META}environment": cluster["environment"],
+              f"{META}version": cluster["version"],
+              f"{META}support_status": cluster["support"]["status"],
+              f"{META}endpoint": cluster["endpoint"]}
+    for key, value in cluster["labels"].items():
+        labels[f"{META}label_{_LABEL_NAME_RE.sub('_', key)}"] = value
+    return {"targets": [target(cluster["endpoint"])], "labels": labels}
+
+
+@blp.route("/targets")
+class Targets(MethodView):
+    @blp.arguments(PrometheusTargetsArgsSchema, location="query")
+    @blp.response(200, PrometheusTargetGroupSchema(many=True))
+    @operation("prometheusTargets", role="reader", errors=(422,))
+    def get(self, args):
+        """Prometheus HTTP service discovery: one target group per cluster
+
+        The clusters the caller may see that match `filter` and have an
+        `endpoint`, as `[{"targets": ["host:port"], "labels": {...}}]` in name
+        order, with `__meta_inventory_*` labels (a label key's characters
+        outside `[a-zA-Z0-9_]` become `_`). `[]` when nothing matches; any
+        failure is an error answer, so that Prometheus keeps its last good list."""
+        clusters = every_matching_cluster(args.get("filter"), "query.filter")
+        return [target_group(cluster) for cluster in clusters if cluster["endpoint"]]

@@ -1,0 +1,70 @@
+"""The integrations' bodies, as Argo CD's plugin generator and Prometheus' discovery define them."""
+from marshmallow import EXCLUDE, Schema, fields, validate
+
+from inventory.core.filtering import MAX_LENGTH as MAX_FILTER
+from schemas.common import FILTER_DESCRIPTION
+
+_FILTER = {"description": FILTER_DESCRIPTION.split("A filtered page")[0].strip(),
+           "examples": ['environment="production"', "labels:team"]}
+
+
+class ArgoCDParametersSchema(Schema):
+    class Meta:
+        unknown = EXCLUDE  # the ApplicationSet's other parameters are its own business
+
+    filter = fields.String(validate=validate.Length(max=MAX_FILTER), metadata=_FILTER)
+
+
+class ArgoCDInputSchema(Schema):
+    class Meta:
+        unknown = EXCLUDE
+
+    parameters = fields.Nested(ArgoCDParametersSchema, load_default=dict)
+
+
+class ArgoCDRequestSchema(Schema):
+    """What Argo CD's plugin generator sends."""
+
+    class Meta:
+        unknown = EXCLUDE  # fields a later Argo CD adds
+        title = "ArgoCDGetParamsRequest"
+
+    applicationSetName = fields.String(metadata={"description": "The ApplicationSet asking."})
+    input = fields.Nested(ArgoCDInputSchema, load_default=lambda: {"parameters": {}})
+
+
+class ArgoCDClusterParametersSchema(Schema):
+    name = fields.String(required=True)
+    id = fields.String(required=True)
+    organization = fields.String(required=True)
+    platform = fields.String(required=True)
+    environment = fields.String(required=True)
+    version = fields.String(required=True)
+    minor = fields.String(required=True, metadata={"examples": ["1.31"]})
+    support_status = fields.String(required=True)
+    labels = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
+    server = fields.String(required=True, allow_none=True, metadata={
+        "description": "The cluster's `endpoint`: Argo CD's destination `server`; null when "
+                       "not known."})
+
+
+class ArgoCDOutputSchema(Schema):
+    parameters = fields.List(fields.Nested(ArgoCDClusterParametersSchema), required=True)
+
+
+class ArgoCDResponseSchema(Schema):
+    """What Argo CD's plugin generator reads: one parameter set per cluster."""
+
+    output = fields.Nested(ArgoCDOutputSchema, required=True)
+
+
+class PrometheusTargetsArgsSchema(Schema):
+    filter = fields.String(validate=validate.Length(max=MAX_FILTER), metadata=_FILTER)
+
+
+class PrometheusTargetGroupSchema(Schema):
+    """One target group of Prometheus' HTTP service discovery."""
+
+    targets = fields.List(fields.String(), required=True,
+                          metadata={"examples": [["api.prod.example.com:6443"]]})
+    labels = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
