@@ -23,6 +23,7 @@ from inventory.http import (
     wsgi_middleware,
 )
 from inventory.http.json_provider import OrjsonProvider
+from inventory.integrations import webhooks
 
 
 def create_app(config=None):
@@ -41,6 +42,7 @@ def create_app(config=None):
     auth.init_app(app, config)
     register_request_hooks(app, config, database)
     api.init_app(app, [*resources.blueprints(), *integrations.BLUEPRINTS])
+    webhooks.init_app(app, config)
     cli.init_app(app)
     if config.DEMO and not demo.load_demo(database):
         logging.getLogger("inventory").warning(

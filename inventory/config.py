@@ -49,6 +49,11 @@ class Config:
         # loopback names, or any host behind a trusted proxy (the router
         # decides which hosts reach the service).
         self.ALLOWED_HOSTS = _list(os.environ.get("ALLOWED_HOSTS"))
+        # Webhook targets allowed although they are (or resolve to) loopback,
+        # private or link-local addresses, and over plain http: a deployment's
+        # own network, and tests. Exact host names or IP literals.
+        self.WEBHOOK_ALLOWED_HOSTS = _list(os.environ.get("WEBHOOK_ALLOWED_HOSTS"))
+        self.WEBHOOK_DELIVERY = _flag("WEBHOOK_DELIVERY", "1")  # deliver from this process
         self.MAX_BODY_BYTES = MAX_BODY_BYTES
         # How long the change feed keeps events (a TTL index on MongoDB).
         self.EVENTS_RETENTION_DAYS = int(os.environ.get("EVENTS_RETENTION_DAYS") or 30)
@@ -66,9 +71,9 @@ class Config:
         self.CONCURRENT_REQUESTS = int(os.environ.get("CONCURRENT_REQUESTS") or 4)
         # What an organization may hold unless an unscoped admin sets its
         # own `quotas` (inventory.store.quotas).
-        self.QUOTA_PLATFORMS = int(os.environ.get("QUOTA_PLATFORMS") or DEFAULT_QUOTAS["platforms"])
-        self.QUOTA_CLUSTERS = int(os.environ.get("QUOTA_CLUSTERS") or DEFAULT_QUOTAS["clusters"])
-        self.QUOTA_TOKENS = int(os.environ.get("QUOTA_TOKENS") or DEFAULT_QUOTAS["tokens"])
+        for kind, default in DEFAULT_QUOTAS.items():  # QUOTA_PLATFORMS, QUOTA_CLUSTERS, ...
+            setattr(self, f"QUOTA_{kind.upper()}",
+                    int(os.environ.get(f"QUOTA_{kind.upper()}") or default))
         # Scans kept per cluster: none older than this many days (by
         # `scanned_on`), and at most this many, the newest (a cluster's
         # `last_scanned_on` stays whatever its newest scan made it).
@@ -86,8 +91,7 @@ class Config:
 
     @property
     def quota_defaults(self):
-        return {"platforms": self.QUOTA_PLATFORMS, "clusters": self.QUOTA_CLUSTERS,
-                "tokens": self.QUOTA_TOKENS}
+        return {kind: getattr(self, f"QUOTA_{kind.upper()}") for kind in DEFAULT_QUOTAS}
 
     @property
     def embedded(self):

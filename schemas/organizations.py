@@ -15,11 +15,12 @@ def _quota(what, required):
 
 class QuotasSchema(Schema):
     """What an organization may hold; the deployment's defaults where its
-    admins set none (QUOTA_PLATFORMS, QUOTA_CLUSTERS, QUOTA_TOKENS)."""
+    admins set none (QUOTA_PLATFORMS, QUOTA_CLUSTERS, QUOTA_TOKENS, QUOTA_WEBHOOKS)."""
 
     platforms = _quota("platforms", True)
     clusters = _quota("clusters", True)
     tokens = _quota("tokens scoped to it", True)
+    webhooks = _quota("webhooks", True)
 
 
 class QuotasChangeSchema(Schema):
@@ -28,6 +29,7 @@ class QuotasChangeSchema(Schema):
     platforms = _quota("platforms", False)
     clusters = _quota("clusters", False)
     tokens = _quota("tokens scoped to it", False)
+    webhooks = _quota("webhooks", False)
 
 
 class OrganizationSchema(BodySchema):

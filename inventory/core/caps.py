@@ -25,10 +25,24 @@ STREAM_KEEPALIVE_SECONDS = 15  # a comment at least this often keeps proxies fro
 
 # What an organization may hold unless QUOTA_* say otherwise or an unscoped
 # admin sets its own `quotas` (inventory.store.quotas).
-DEFAULT_QUOTAS = {"platforms": 100, "clusters": 1000, "tokens": 100}
+DEFAULT_QUOTAS = {"platforms": 100, "clusters": 1000, "tokens": 100, "webhooks": 20}
 
 # The most clusters one answer of an integration (Argo CD's plugin generator,
 # Prometheus' discovery) lists: they are not paged, and a truncated list
 # would make Argo CD delete the applications of the clusters left out, so
 # more matches than this are an error (422) that says to narrow the filter.
 MAX_INTEGRATION_CLUSTERS = 10_000
+
+# Webhooks (inventory/integrations/webhooks.py): a receiver acknowledges an
+# event with any 2xx within WEBHOOK_TIMEOUT seconds; anything else is retried
+# after WEBHOOK_BACKOFF[attempt] seconds (the last repeating) until the first
+# failure is WEBHOOK_GIVE_UP seconds old, when the webhook is made inactive.
+WEBHOOK_TIMEOUT = 10.0
+WEBHOOK_BACKOFF = (5, 30, 120, 600, 1800, 3600, 2 * 3600, 4 * 3600, 8 * 3600)
+WEBHOOK_GIVE_UP = 24 * 3600
+WEBHOOK_LEASE = 60  # seconds a worker holds a webhook's delivery; renewed as it goes
+WEBHOOK_DELIVERIES_PER_WORKER = 32  # deliveries in flight at once, per process
+WEBHOOK_DELIVERIES_PER_ORGANIZATION = 4  # ... and per organization, per process
+WEBHOOK_DELIVERY_LOG = 100  # attempts kept per webhook, newest
+WEBHOOK_RESPONSE_BYTES = 64 * 1024  # of a receiver's answer, read then dropped
+MAX_WEBHOOK_URL = 2048

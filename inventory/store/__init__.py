@@ -106,9 +106,11 @@ class Store:
         self.idempotency = IdempotencyStore(db)
         # every change's event goes through the record's outbox to the feed
         self.events = EventStore(db, events_retention_days)
-        self.events.sources = list(self.listed())
+        self.events.sources = [resource for resource in self.listed() if resource.event_kind]
         for resource in self.listed():
-            resource.events = self.events
+            resource.feed = self.events  # to read it (webhooks)
+            # to write into it: the resources whose changes are events
+            resource.events = self.events if resource.event_kind else None
         quotas = Quotas(self.organizations.collection, quota_defaults or DEFAULT_QUOTAS)
         self.organizations.quotas = quotas
         for counted in self.listed():

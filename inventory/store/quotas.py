@@ -11,7 +11,6 @@ from datetime import datetime, timedelta, timezone
 
 from inventory.core.errors import QuotaExceeded
 
-KINDS = ("platforms", "clusters", "tokens")
 LEASE = timedelta(seconds=60)
 USED, RESERVING, COUNTED = "_used", "_reserving", "_counted"
 RECOUNT_TRIES = 20  # a recount racing creates and deletes starts again, this often at most
@@ -32,17 +31,21 @@ class Quotas:
         self.defaults = defaults  # {kind: quota of an organization that sets none}
         self.children = {}  # {kind: the collection of its records}, set by Store
 
-    @staticmethod
-    def fresh():
+    def fresh(self):
         """The fields of a new organization: counted from birth, holding nothing."""
-        return {USED: dict.fromkeys(KINDS, 0), COUNTED: True}
+        return {USED: dict.fromkeys(self.kinds, 0), COUNTED: True}
+
+    @property
+    def kinds(self):
+        """The quota kinds, as the resources' specs declare them (with their defaults)."""
+        return tuple(self.defaults)
 
     def limit(self, doc, kind):
         return (doc.get("quotas") or {}).get(kind, self.defaults[kind])
 
     def effective(self, doc):
         """{kind: quota} of an organization document."""
-        return {kind: self.limit(doc, kind) for kind in KINDS}
+        return {kind: self.limit(doc, kind) for kind in self.kinds}
 
     def _below_quota(self, kind):
         return {"$expr": {"$lt": [{"$ifNull": [f"${USED}.{kind}", 0]},
@@ -114,14 +117,14 @@ class Quotas:
                 return False
             read = doc.get(USED) or {}
             counts = {}
-            for kind in KINDS:
+            for kind in self.kinds:
                 reserved = ((doc.get(RESERVING) or {}).get(kind) or {}).values()
                 pending = sum(self.children[kind].find_one(reservation["identity"], {"_id": 1})
                               is None for reservation in reserved)
                 counts[kind] = pending + self.children[kind].count_documents(
                     {"organization": org_id})
             unchanged = {f"{USED}.{kind}": read[kind] if kind in read else {"$exists": False}
-                         for kind in KINDS}
+                         for kind in self.kinds}
             if self.organizations.update_one(
                     {"_id": org_id, COUNTED: {"$exists": False}, **unchanged},
                     {"$set": {**{f"{USED}.{kind}": n for kind, n in counts.items()},

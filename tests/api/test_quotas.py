@@ -12,8 +12,10 @@ PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"
 def test_an_organization_shows_its_quotas_with_the_documented_defaults(client, config):
     org = client.post("/organizations", json={"title": "Acme"}).get_json()
     assert org["quotas"] == {"platforms": config.QUOTA_PLATFORMS,
-                             "clusters": config.QUOTA_CLUSTERS, "tokens": config.QUOTA_TOKENS}
-    assert (config.QUOTA_PLATFORMS, config.QUOTA_CLUSTERS, config.QUOTA_TOKENS) == (100, 1000, 100)
+                             "clusters": config.QUOTA_CLUSTERS, "tokens": config.QUOTA_TOKENS,
+                             "webhooks": config.QUOTA_WEBHOOKS}
+    assert (config.QUOTA_PLATFORMS, config.QUOTA_CLUSTERS, config.QUOTA_TOKENS,
+            config.QUOTA_WEBHOOKS) == (100, 1000, 100, 20)
 
 
 def test_a_create_past_a_quota_is_403_naming_it_and_stores_nothing(client, inventory):

@@ -1,0 +1,1 @@
+"""The webhooks resource: spec.py declares it, store.py keeps its data, views.py serves it."""

@@ -1,0 +1,247 @@
+"""Webhooks: the resource through HTTP, and deliveries to a real receiver on
+loopback (WEBHOOK_ALLOWED_HOSTS lets the tests use http://127.0.0.1)."""
+import socket
+import threading
+from datetime import datetime, timedelta
+
+import orjson
+import pytest
+from standardwebhooks import Webhook
+
+from inventory.core import outbound
+from inventory.core.caps import WEBHOOK_BACKOFF, WEBHOOK_GIVE_UP
+from tests.conftest import assert_problem, client_with, make_config
+from tests.support.receiver import Receiver
+
+
+@pytest.fixture
+def config():
+    return make_config(WEBHOOK_ALLOWED_HOSTS=["127.0.0.1"])
+
+
+@pytest.fixture
+def receiver():
+    receiver = Receiver()
+    yield receiver
+    receiver.close()
+
+
+@pytest.fixture
+def deliverer(app):
+    deliverer = app.extensions["inventory.webhooks"]
+    deliverer.timeout = 1.0
+    return deliverer
+
+
+def deliver(deliverer):
+    for thread in deliverer.run_once():
+        thread.join(10)
+
+
+def make(client, **body):
+    response = client.post("/webhooks", json=body)
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def test_a_webhook_is_made_with_its_secret_shown_once(client, receiver):
+    made = make(client, url=receiver.url, filter='type="kubecluster.*"', description="ops")
+    assert made["id"].startswith("whk_") and made["secret"].startswith("whsec_")
+    assert made["active"] is True and made["filter"] == 'type="kubecluster.*"'
+    read = client.get(f"/webhooks/{made['id']}").get_json()
+    assert "secret" not in read and "_secret" not in read
+    listed = client.get("/webhooks").get_json()["results"]
+    assert [w["id"] for w in listed] == [made["id"]] and "secret" not in listed[0]
+    assert made["secret"] not in client.get("/events").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("url", [
+    "https://169.254.169.254/latest/meta-data", "https://[::1]/x", "https://0.0.0.0/x",
+    "https://10.1.2.3/x", "https://192.168.0.1/x", "https://[::ffff:127.0.0.1]/x",
+    "http://hooks.example.com/x", "ftp://hooks.example.com/x", "https://user:pw@example.com/x",
+    "https://localhost/x", "not a url"])
+def test_ssrf_targets_are_refused_at_create(client, url):
+    assert_problem(client.post("/webhooks", json={"url": url}), 422, "body.url")
+    assert client.get("/webhooks").get_json()["results"] == []
+
+
+def test_a_name_that_resolves_to_loopback_is_refused():
+    def resolves_to_loopback(host, port, **kwargs):
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+    with pytest.raises(outbound.TargetRefused, match="loopback"):
+        outbound.check("https://evil.example.com/x", resolve=resolves_to_loopback)
+
+    def one_private_among_public(host, port, **kwargs):
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port))
+                for a in ("93.184.216.34", "10.0.0.5")]
+    with pytest.raises(outbound.TargetRefused, match="private"):
+        outbound.check("https://mixed.example.com/x", resolve=one_private_among_public)
+
+
+def test_a_name_that_does_not_resolve_is_accepted_at_create(client):
+    made = make(client, url="https://does-not-exist.invalid/hook")
+    assert made["active"] is True
+
+
+def test_a_bad_filter_is_422(client, receiver):
+    assert_problem(client.post("/webhooks", json={"url": receiver.url, "filter": "nope="}), 422,
+                   "body.filter")
+
+
+def test_events_are_delivered_signed_in_feed_order(client, inventory, receiver, deliverer):
+    made = make(client, url=receiver.url)
+    inventory.org(title="one")
+    inventory.org(title="two")
+    deliver(deliverer)
+    assert len(receiver.received) == 2
+    verifier = Webhook(made["secret"])
+    events = [verifier.verify(body, headers) for headers, body in receiver.received]
+    assert [e["object"]["title"] for e in events] == ["one", "two"]
+    for (headers, _), event in zip(receiver.received, events):
+        assert headers["webhook-id"] == event["id"]
+        assert client.get(f"/events/{event['id']}").get_json()["object"] == event["object"]
+    assert client.get(f"/webhooks/{made['id']}").get_json()["last_delivered_event"] == \
+        events[-1]["id"]
+    deliver(deliverer)  # nothing new: nothing sent again
+    assert len(receiver.received) == 2
+
+
+def test_only_events_after_its_making_matching_its_filter(client, inventory, receiver,
+                                                        deliverer):
+    inventory.org(title="before")
+    make(client, url=receiver.url, filter='type="kubeplatform.*"')
+    inventory.platform()
+    deliver(deliverer)
+    types = [orjson.loads(body)["type"] for _, body in receiver.received]
+    assert types == ["kubeplatform.created"]
+
+
+def test_a_scoped_admins_webhook_sees_its_organization_only(app, client, inventory, receiver,
+                                                           deliverer):
+    mine, theirs = inventory.org(title="mine"), inventory.org(title="theirs")
+    admin = client.post("/tokens", json={"name": "a", "role": "admin",
+                                         "organization": mine["id"]}).get_json()["token"]
+    made = make(client_with(app, admin), url=receiver.url)
+    assert made["organization"] == mine["id"]
+    inventory.platform(org=theirs["id"])
+    inventory.platform(org=mine["id"], name="mine-p")
+    deliver(deliverer)
+    assert [orjson.loads(body)["object"]["name"] for _, body in receiver.received] == ["mine-p"]
+    assert client_with(app, admin).get("/webhooks").get_json()["results"][0]["id"] == made["id"]
+
+
+def test_a_failed_delivery_is_retried_after_the_backoff_in_order(client, inventory, store,
+                                                                receiver, deliverer):
+    made = make(client, url=receiver.url)
+    receiver.answers = [500]
+    inventory.org(title="first")
+    inventory.org(title="second")
+    deliver(deliverer)
+    assert len(receiver.received) == 1  # the first failed: the second waits behind it
+    doc = store.webhooks.collection.find_one({"_id": made["id"]})
+    assert doc["_attempt"] == 1
+    wait = (doc["_next_attempt_at"] - doc["_failing_since"]).total_seconds()
+    assert wait == pytest.approx(WEBHOOK_BACKOFF[0], abs=1) and WEBHOOK_BACKOFF[0] <= 10
+    deliver(deliverer)  # not due yet
+    assert len(receiver.received) == 1
+    store.webhooks.collection.update_one({"_id": made["id"]},
+                                         {"$set": {"_next_attempt_at": datetime(2000, 1, 1)}})
+    deliver(deliverer)
+    titles = [orjson.loads(body)["object"]["title"] for _, body in receiver.received]
+    assert titles == ["first", "first", "second"]
+    log = client.get(f"/webhooks/{made['id']}/deliveries").get_json()["results"]
+    assert [(d["attempt"], d["status_code"]) for d in log] == [(1, 204), (2, 204), (1, 500)]
+
+
+@pytest.mark.parametrize("behaviour", ["slow", "black_hole", "redirect", "refused"])
+def test_a_receiver_that_does_not_acknowledge_is_retried(client, inventory, store, receiver,
+                                                         deliverer, behaviour):
+    if behaviour == "slow":
+        receiver.delay = 2.0  # past the deliverer's 1 s timeout
+    elif behaviour == "black_hole":
+        receiver.black_hole = True
+    elif behaviour == "redirect":
+        receiver.redirect_to = "http://10.0.0.1/internal"  # never followed
+    made = make(client, url=receiver.url)
+    if behaviour == "refused":  # no longer allowed at delivery: checked again
+        store.webhooks.collection.update_one({"_id": made["id"]},
+                                             {"$set": {"url": "https://127.0.0.2/x"}})
+    inventory.org()
+    deliver(deliverer)
+    log = client.get(f"/webhooks/{made['id']}/deliveries").get_json()["results"]
+    assert len(log) == 1 and log[0]["attempt"] == 1
+    if behaviour == "redirect":
+        assert log[0]["status_code"] == 302
+        assert len(receiver.received) == 1  # the redirect's target was never asked
+    else:
+        assert log[0]["status_code"] is None and log[0]["error"]
+    if behaviour == "refused":
+        assert "loopback" in log[0]["error"] and receiver.received == []
+    assert store.webhooks.collection.find_one({"_id": made["id"]})["_attempt"] == 1
+
+
+def test_after_a_day_of_failures_it_is_made_inactive_then_resumes_where_it_stopped(
+        client, inventory, store, receiver, deliverer):
+    made = make(client, url=receiver.url)
+    inventory.org(title="stuck")
+    long_ago = datetime.utcnow() - timedelta(seconds=WEBHOOK_GIVE_UP + 60)
+    store.webhooks.collection.update_one({"_id": made["id"]}, {"$set": {
+        "_failing_since": long_ago, "_attempt": 20}})
+    receiver.answers = [503]
+    deliver(deliverer)
+    read = client.get(f"/webhooks/{made['id']}").get_json()
+    assert read["active"] is False and "24 h" in read["inactive_reason"]
+    inventory.org(title="later")
+    deliver(deliverer)
+    assert len(receiver.received) == 1  # inactive: nothing more
+    resumed = client.patch(f"/webhooks/{made['id']}", json={"active": True}).get_json()
+    assert resumed["active"] is True and resumed["inactive_reason"] is None
+    deliver(deliverer)
+    titles = [orjson.loads(body)["object"]["title"] for _, body in receiver.received]
+    assert titles == ["stuck", "stuck", "later"]
+
+
+def test_one_deliverer_per_webhook_under_a_lease(app, client, inventory, store, receiver):
+    made = make(client, url=receiver.url)
+    for index in range(5):
+        inventory.org(title=f"o{index}")
+    from inventory.integrations.webhooks import Deliverer
+    deliverers = [Deliverer(app) for _ in range(4)]  # as four workers would
+    barrier = threading.Barrier(4)
+
+    def run(deliverer):
+        barrier.wait()
+        deliverer.deliver(made["id"])
+    threads = [threading.Thread(target=run, args=(d,)) for d in deliverers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    for deliverer in deliverers:  # whoever did not get the lease picks up after
+        deliverer.deliver(made["id"])
+    titles = [orjson.loads(body)["object"]["title"] for _, body in receiver.received]
+    assert titles == [f"o{index}" for index in range(5)]  # each once, in order
+
+
+def test_webhooks_count_against_the_organizations_quota(client, inventory, receiver):
+    org = inventory.org()
+    client.patch(f"/organizations/{org['id']}", json={"quotas": {"webhooks": 1}})
+    make(client, url=receiver.url, organization=org["id"])
+    assert_problem(client.post("/webhooks", json={"url": receiver.url,
+                                                  "organization": org["id"]}), 403)
+
+
+def test_deleting_a_webhook_removes_it_and_its_log(client, inventory, store, receiver,
+                                                   deliverer):
+    made = make(client, url=receiver.url)
+    inventory.org()
+    deliver(deliverer)
+    assert client.delete(f"/webhooks/{made['id']}").status_code == 204
+    assert client.get(f"/webhooks/{made['id']}").status_code == 404
+    assert store.webhooks.deliveries.count_documents({}) == 0
+
+
+def test_readers_and_writers_cannot_touch_webhooks(app, client):
+    for role in ("reader", "writer"):
+        token = client.post("/tokens", json={"name": role, "role": role}).get_json()["token"]
+        assert_problem(client_with(app, token).get("/webhooks"), 403)
