@@ -84,7 +84,7 @@ WebhookListArgsSchema = list_args("WebhookList", ['url="https://hooks.example.co
                                   SPEC.orderings)
 
 
-class DeliverySchema(BodySchema):
+class WebhookDeliverySchema(BodySchema):
     """One attempt to deliver an event to a webhook's receiver."""
 
     SCHEMA_NAME = "WebhookDelivery"
@@ -100,9 +100,9 @@ class DeliverySchema(BodySchema):
     at = fields.String(required=True, metadata={"format": "date-time"})
 
 
-DeliveryListSchema = envelope("WebhookDeliveryList", DeliverySchema)
+WebhookDeliveryListSchema = envelope("WebhookDeliveryList", WebhookDeliverySchema)
 
 
-class DeliveryListArgsSchema(Schema):
+class WebhookDeliveryListArgsSchema(Schema):
     limit = limit_field()
     continue_ = continue_field()

@@ -91,3 +91,48 @@ def test_generated_client_runs_the_readme_session(generated, base_url):
     assert response.status_code == 204
     missing = get_platform.sync("eks-prod", client=client)
     assert isinstance(missing, models.Error) and missing.status == 404
+
+
+def test_generated_client_uses_the_integrations_and_webhooks(generated, base_url):
+    def operation(tag, name):
+        return importlib.import_module(f"inventory_client.api.{tag}.{name}")
+
+    models = importlib.import_module("inventory_client.models")
+    client = generated.AuthenticatedClient(base_url=base_url, token=ADMIN_TOKEN,
+                                           raise_on_unexpected_status=True)
+    org = operation("organizations", "create_organization").sync(
+        client=client, body=models.OrganizationCreate(title="Acme Corp"))
+    operation("kubeplatforms", "create_kube_platform").sync(client=client, body=models.KubePlatformCreate(
+        name="eks-prod", organization=org.id, control_plane=models.ControlPlane(provider="eks"),
+        infrastructure=models.Infrastructure(cloud=models.Cloud(provider="aws"))))
+    cluster = operation("kubeclusters", "create_kube_cluster").sync(
+        client=client, body=models.KubeClusterCreate(
+            name="payments", platform="eks-prod", environment="production",
+            version="v1.31.2-eks-1234", endpoint="https://api.payments.example.com:6443"))
+    assert cluster.endpoint == "https://api.payments.example.com:6443"
+
+    answer = operation("argocd", "argocd_get_params").sync(
+        client=client, body=models.ArgoCDGetParamsRequest(
+            application_set_name="fleet", input_=models.ArgoCDInput(
+                parameters=models.ArgoCDParameters(filter_='environment="production"'))))
+    (params,) = answer.output.parameters
+    assert (params.name, params.minor, params.server) == \
+        ("payments", "1.31", "https://api.payments.example.com:6443")
+    (group,) = operation("prometheus", "prometheus_targets").sync(client=client)
+    assert group.targets == ["api.payments.example.com:6443"]
+    assert group.labels["__meta_inventory_cluster"] == "payments"
+
+    made = operation("webhooks", "create_webhook").sync(client=client, body=models.WebhookCreate(
+        url="https://hooks.example.invalid/inventory", filter_='type="kubecluster.*"'))
+    assert made.id.startswith("whk_") and made.secret.startswith("whsec_")
+    read = operation("webhooks", "get_webhook").sync(made.id, client=client)
+    assert read.active is True and read.url == "https://hooks.example.invalid/inventory"
+    changed = operation("webhooks", "update_webhook").sync(
+        made.id, client=client, body=models.WebhookPatch(description="ops"))
+    assert changed.description == "ops"
+    log = operation("webhooks", "list_webhook_deliveries").sync(made.id, client=client)
+    assert log.results == []
+    listed = operation("webhooks", "list_webhooks").sync(client=client)
+    assert [w.id for w in listed.results] == [made.id]
+    gone = operation("webhooks", "delete_webhook").sync_detailed(made.id, client=client)
+    assert gone.status_code == 204

@@ -105,6 +105,34 @@ async function main(): Promise<void> {
   if (changed.data === undefined) throw new Error(`patch cluster: ${changed.response.status}`);
   check(changed.data.labels["owner"] === "ops" && !("team" in changed.data.labels), "labels");
 
+  // the fleet's tools: an endpoint, Argo CD's generator, Prometheus' discovery, a webhook
+  const withEndpoint = await client.PATCH("/kubeclusters/{cluster}", {
+    params: path, body: { endpoint: "https://api.payments.example.com:6443" },
+  });
+  if (withEndpoint.data === undefined) throw new Error(`endpoint: ${withEndpoint.response.status}`);
+  const endpoint: string | null = withEndpoint.data.endpoint;
+  check(endpoint === "https://api.payments.example.com:6443", "the endpoint");
+  const generator = await client.POST("/integrations/argocd/api/v1/getparams.execute", {
+    body: { applicationSetName: "fleet", input: { parameters: { filter: 'name="payments"' } } },
+  });
+  if (generator.data === undefined) throw new Error(`argocd: ${generator.response.status}`);
+  const server: string | null | undefined = generator.data.output.parameters[0]?.server;
+  check(server === endpoint, "Argo CD's server");
+  const targets = await client.GET("/integrations/prometheus/targets", {});
+  if (targets.data === undefined) throw new Error(`prometheus: ${targets.response.status}`);
+  check(targets.data.some((group) => group.targets.includes("api.payments.example.com:6443")),
+    "a Prometheus target");
+  const hook = await client.POST("/webhooks", {
+    body: { url: "https://hooks.example.invalid/inventory", filter: 'type="kubecluster.*"' },
+  });
+  if (hook.data === undefined) throw new Error(`webhook: ${hook.response.status}`);
+  const secret: string = hook.data.secret;
+  check(secret.startsWith("whsec_"), "a webhook's secret");
+  const deliveries = await client.GET("/webhooks/{webhook}/deliveries", {
+    params: { path: { webhook: hook.data.id } },
+  });
+  check(deliveries.data !== undefined && deliveries.data.results.length === 0, "no delivery yet");
+
   const gone = await client.DELETE("/kubeclusters/{cluster}", { params: path });
   check(gone.response.status === 204, "delete cluster");
   const all = await client.DELETE("/organizations/{org}", {

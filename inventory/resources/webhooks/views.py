@@ -12,10 +12,10 @@ from inventory.http.operations import operation
 from inventory.resources.webhooks.spec import SPEC
 from inventory.store import get_store
 from schemas.webhooks import (
-    DeliveryListArgsSchema,
-    DeliveryListSchema,
     NewWebhookSchema,
     WebhookCreateSchema,
+    WebhookDeliveryListArgsSchema,
+    WebhookDeliveryListSchema,
     WebhookListArgsSchema,
     WebhookListSchema,
     WebhookPatchSchema,
@@ -98,8 +98,8 @@ class Webhook(MethodView):
 
 @blp.route("/<webhook>/deliveries")
 class WebhookDeliveries(MethodView):
-    @blp.arguments(DeliveryListArgsSchema, location="query")
-    @blp.response(200, DeliveryListSchema)
+    @blp.arguments(WebhookDeliveryListArgsSchema, location="query")
+    @blp.response(200, WebhookDeliveryListSchema)
     @operation("listWebhookDeliveries", role="admin", errors=(404, 422))
     def get(self, args, webhook):
         """List a webhook's recent delivery attempts, newest first"""
