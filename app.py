@@ -84,7 +84,9 @@ def _serving():
     """Whether this process serves requests (gunicorn, `flask run`), rather
     than running a one-off CLI command that should print no start-up notice."""
     program = os.path.basename(sys.argv[0])
-    return "gunicorn" in program or (program == "flask" and "run" in sys.argv[1:])
+    # gunicorn's own program, or `python -m gunicorn` (its arbiter is loaded by then)
+    return "gunicorn" in program or "gunicorn.arbiter" in sys.modules or (
+        program == "flask" and "run" in sys.argv[1:])
 
 
 app = create_app(Config(ANNOUNCE=_serving()))

@@ -1,7 +1,7 @@
 """Configuration, read from the environment only (twelve-factor)."""
 import os
 
-from inventory.core.caps import DEFAULT_QUOTAS, MAX_BODY_BYTES
+from inventory.core.caps import DEFAULT_QUOTAS, MAX_BODY_BYTES, WEBHOOK_LEASE
 
 
 def _flag(name, default="0"):
@@ -54,6 +54,9 @@ class Config:
         # own network, and tests. Exact host names or IP literals.
         self.WEBHOOK_ALLOWED_HOSTS = _list(os.environ.get("WEBHOOK_ALLOWED_HOSTS"))
         self.WEBHOOK_DELIVERY = _flag("WEBHOOK_DELIVERY", "1")  # deliver from this process
+        # seconds a worker holds a webhook's delivery: how long a crashed
+        # worker's webhooks wait before another worker takes them over
+        self.WEBHOOK_LEASE = int(os.environ.get("WEBHOOK_LEASE_SECONDS") or WEBHOOK_LEASE)
         self.MAX_BODY_BYTES = MAX_BODY_BYTES
         # How long the change feed keeps events (a TTL index on MongoDB).
         self.EVENTS_RETENTION_DAYS = int(os.environ.get("EVENTS_RETENTION_DAYS") or 30)

@@ -82,12 +82,16 @@ class Deliverer:
         threading.Thread(target=self._run, name="webhook-deliverer", daemon=True).start()
 
     def _run(self):
+        head = None
         while True:
             try:
                 self.run_once()
+                head = self.store.events.head()
             except Exception:  # the database may be away: try again later
                 log.exception("webhook delivery pass failed")
-            time.sleep(POLL_SECONDS)
+            # woken at once by this process's commits, else within POLL_SECONDS
+            # (other processes' commits, retries falling due)
+            self.store.events.wait(head, POLL_SECONDS)
 
     def run_once(self):
         """Start a delivery for each webhook that has events due and a free

@@ -33,6 +33,7 @@ class WebhookStore(ResourceStore):
 
     def configure(self, settings):
         self.deliveries = self.collection.database["webhook_deliveries"]
+        self.lease = timedelta(seconds=settings.get("webhook_lease", WEBHOOK_LEASE))
 
     @staticmethod
     def new_secret():
@@ -104,14 +105,14 @@ class WebhookStore(ResourceStore):
             {"_id": key, "active": True, **LIVE,
              "$or": [{"_lease_until": {"$lt": now}}, {"_lease_owner": owner}]},
             {"$set": {"_lease_owner": owner,
-                      "_lease_until": now + timedelta(seconds=WEBHOOK_LEASE)}},
+                      "_lease_until": now + self.lease}},
             return_document=ReturnDocument.AFTER)
 
     def advance(self, key, owner, slot, delivered=False):
         """Its receiver acknowledged the event at `slot` (`delivered`), or
         nothing it should see lies up to `slot`: resume after it. False if
         `owner` lost the lease (another worker goes on from the stored position)."""
-        fields = {"_position": slot, "_lease_until": _now() + timedelta(seconds=WEBHOOK_LEASE)}
+        fields = {"_position": slot, "_lease_until": _now() + self.lease}
         if delivered:
             fields.update({"last_delivered_event": EVENT_ID_PREFIX + slot, "_attempt": 0,
                            "_failing_since": None})
