@@ -78,9 +78,8 @@ def when_ready(server):
     if host in ("0.0.0.0", "[::]", ""):
         host = "127.0.0.1"
     base = f"http://{host}:{port}"
-    sys.stderr.write(f"\n  Serving on {base}: try {base}/healthz; the API's docs are at "
-                     f"{base}/docs\n\n")
-    sys.stderr.flush()
+    server.log.info("Serving on %s: try %s/healthz; the API's docs are at %s/docs", base, base,
+                    base)
 
 
 def child_exit(server, worker):

@@ -2,7 +2,7 @@
 from marshmallow import EXCLUDE, Schema, fields, validate
 
 from inventory.core.filtering import MAX_LENGTH as MAX_FILTER
-from schemas.common import FILTER_DESCRIPTION
+from schemas.common import FILTER_DESCRIPTION, BodySchema
 
 _FILTER = {"description": FILTER_DESCRIPTION.split("A filtered page")[0].strip(),
            "examples": ['environment="production"', "labels:team"]}
@@ -22,12 +22,15 @@ class ArgoCDInputSchema(Schema):
     parameters = fields.Nested(ArgoCDParametersSchema, load_default=dict)
 
 
-class ArgoCDRequestSchema(Schema):
+class ArgoCDGetParamsRequestSchema(BodySchema):
     """What Argo CD's plugin generator sends."""
+
+    SCHEMA_NAME = "ArgoCDGetParamsRequest"
+    EXAMPLE = {"applicationSetName": "fleet-monitoring",
+               "input": {"parameters": {"filter": 'environment="production"'}}}
 
     class Meta:
         unknown = EXCLUDE  # fields a later Argo CD adds
-        title = "ArgoCDGetParamsRequest"
 
     applicationSetName = fields.String(metadata={"description": "The ApplicationSet asking."})
     input = fields.Nested(ArgoCDInputSchema, load_default=lambda: {"parameters": {}})

@@ -96,7 +96,7 @@ class WebhookDeliverySchema(BodySchema):
         "description": "The receiver's status code; null when none came (see `error`)."})
     error = fields.String(required=True, allow_none=True, metadata={
         "description": "Why no answer counted: a timeout, a refused address, ..."})
-    duration_ms = fields.Float(required=True, metadata={"minimum": 0})
+    duration_ms = WholeNumber(required=True, metadata={"minimum": 0})
     at = fields.String(required=True, metadata={"format": "date-time"})
 
 

@@ -80,6 +80,8 @@ def _plan(schema):
         raise NotCompilable("pre_dump/post_dump hooks")
     if type(schema).get_attribute is not Schema.get_attribute or schema.dict_class is not dict:
         raise NotCompilable("records read or made its own way")
+    # the class's dump, never the plan that may replace it on this instance
+    marshmallow_dump = type(schema).dump.__get__(schema)
     steps = []  # (attribute, key, converter, dump default, method), in key order
     for name, field in schema.dump_fields.items():
         key = field.data_key if field.data_key is not None else name
@@ -100,7 +102,7 @@ def _plan(schema):
             plain = plain_types[kind] = isinstance(obj, dict) and not any(
                 hasattr(kind, attribute) for attribute in attributes)
         if not plain:
-            return schema.dump(obj, many=False)
+            return marshmallow_dump(obj, many=False)
         out = {}
         for attribute, key, convert, default, method in steps:
             if attribute is None:  # a Method field: no method means no value

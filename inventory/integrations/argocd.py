@@ -5,7 +5,7 @@ from inventory.core.lifecycle import minor_of
 from inventory.http.blueprint import Blueprint
 from inventory.http.operations import operation
 from inventory.integrations.clusters import every_matching_cluster
-from schemas.integrations import ArgoCDRequestSchema, ArgoCDResponseSchema
+from schemas.integrations import ArgoCDGetParamsRequestSchema, ArgoCDResponseSchema
 
 blp = Blueprint("argocd", __name__, url_prefix="/integrations/argocd",
                 description="Argo CD's ApplicationSet plugin generator.")
@@ -22,7 +22,7 @@ def parameters(cluster):
 
 @blp.route("/api/v1/getparams.execute")
 class GetParams(MethodView):
-    @blp.arguments(ArgoCDRequestSchema)
+    @blp.arguments(ArgoCDGetParamsRequestSchema)
     @blp.response(200, ArgoCDResponseSchema)
     @operation("argocdGetParams", role="reader", errors=(422,))
     def post(self, body):

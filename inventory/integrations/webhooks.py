@@ -164,7 +164,7 @@ class Deliverer:
         """POST one event; whether it was acknowledged (and recorded so)."""
         started = time.monotonic()
         status, error = self.post(doc["url"], doc["_secret"], event)
-        duration = round((time.monotonic() - started) * 1000, 1)
+        duration = round((time.monotonic() - started) * 1000)
         webhooks = self.store.webhooks
         webhooks.log(doc["_id"], event["id"], doc.get("_attempt", 0) + 1, status, error, duration)
         if status is not None and 200 <= status < 300:

@@ -90,7 +90,8 @@ def test_members_read_quotas_and_only_unscoped_admins_set_them(app, client):
                               json={"title": "Acme Corp"}).status_code == 200
     response = client.patch(f"/organizations/{org}", json={"quotas": {"clusters": 5}})
     assert response.status_code == 200
-    assert response.get_json()["quotas"] == {"platforms": 100, "clusters": 5, "tokens": 100}
+    assert response.get_json()["quotas"] == {"platforms": 100, "clusters": 5, "tokens": 100,
+                                                "webhooks": 20}
     assert client.get(f"/organizations/{org}").get_json()["quotas"]["clusters"] == 5
 
 
@@ -142,7 +143,8 @@ def _written_before_quotas(store, org):
 def test_a_new_organization_is_counted_from_birth(client, store):
     org = client.post("/organizations", json={"title": "Acme"}).get_json()["id"]
     doc = store.db.organizations.find_one({"_id": org})
-    assert doc["_counted"] is True and doc["_used"] == {"platforms": 0, "clusters": 0, "tokens": 0}
+    assert doc["_counted"] is True and doc["_used"] == {"platforms": 0, "clusters": 0, "tokens": 0,
+                                                            "webhooks": 0}
     assert store.clusters.quotas.count_uncounted() == 0
 
 
@@ -159,7 +161,8 @@ def test_organizations_written_before_quotas_are_recounted_at_release(client, in
     assert store.db.organizations.find_one({"_id": org})["_used"] == {"clusters": -1}
     store.create_indexes()  # the release step
     doc = store.db.organizations.find_one({"_id": org})
-    assert doc["_used"] == {"platforms": 1, "clusters": 2, "tokens": 1} and doc["_counted"]
+    assert doc["_used"] == {"platforms": 1, "clusters": 2, "tokens": 1, "webhooks": 0} \
+        and doc["_counted"]
     body = {"platform": platform, "environment": "dev", "version": "1.30"}
     assert client.post("/kubeclusters", json={"name": "c2", **body}).status_code == 201
     assert_problem(client.post("/kubeclusters", json={"name": "d", **body}), 403)
