@@ -69,6 +69,8 @@ class Deliverer:
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self.slots = threading.BoundedSemaphore(WEBHOOK_DELIVERIES_PER_WORKER)
         self._per_org, self._busy, self._lock = {}, set(), threading.Lock()
+        self._ended = threading.Event()  # a delivery ended: look again at once
+        self._bodies = {}  # event id -> its body, the same for every webhook (a few kept)
         self._tls = ssl.create_default_context()
         self._events = EventSchema()
         public = [host for host in app.config["ALLOWED_HOSTS"]
@@ -82,21 +84,26 @@ class Deliverer:
         threading.Thread(target=self._run, name="webhook-deliverer", daemon=True).start()
 
     def _run(self):
-        head = None
         while True:
+            head = None
             try:
-                self.run_once()
-                head = self.store.events.head()
+                head = self.store.events.head()  # before the pass: a commit during it wakes the next
+                self.run_once(head)
             except Exception:  # the database may be away: try again later
                 log.exception("webhook delivery pass failed")
-            # woken at once by this process's commits, else within POLL_SECONDS
-            # (other processes' commits, retries falling due)
-            self.store.events.wait(head, POLL_SECONDS)
+            # woken by this process's commits and by deliveries that end (their
+            # webhook may have more by now), else within POLL_SECONDS (other
+            # processes' commits, retries falling due)
+            deadline = time.monotonic() + POLL_SECONDS
+            while not self._ended.is_set() and (left := deadline - time.monotonic()) > 0:
+                if self.store.events.wait(head, min(left, 0.1)):
+                    break
+            self._ended.clear()
 
-    def run_once(self):
+    def run_once(self, head=None):
         """Start a delivery for each webhook that has events due and a free
         slot; the threads started (tests join them)."""
-        head = self.store.events.head()
+        head = self.store.events.head() if head is None else head
         started = []
         for doc in self.store.webhooks.due(head):
             org_slots = self._org_slots(doc.get("organization"))
@@ -131,6 +138,7 @@ class Deliverer:
                 self._busy.discard(key)
             org_slots.release()
             self.slots.release()
+            self._ended.set()
 
     # -- one webhook ----------------------------------------------------------
 
@@ -173,9 +181,15 @@ class Deliverer:
         return False
 
     def body(self, event):
-        """The event as `GET /events/{id}` shows it."""
-        with self.app.test_request_context("/", base_url=self._base_url):
-            return orjson.dumps(self._events.dump(event))
+        """The event as `GET /events/{id}` shows it (made once for all webhooks)."""
+        body = self._bodies.get(event["id"])
+        if body is None:
+            with self.app.test_request_context("/", base_url=self._base_url):
+                body = orjson.dumps(self._events.dump(event))
+            if len(self._bodies) >= 1024:
+                self._bodies.clear()
+            self._bodies[event["id"]] = body
+        return body
 
     def post(self, url, secret, event):
         """(status code or None, error or None) of one signed POST to `url`:
