@@ -168,7 +168,12 @@ class Store:
         self.db.command("ping")
 
     def signing_key(self):
-        """A random key kept in the database, made once, shared by all workers."""
+        """A random key kept in the database, made once, shared by all workers.
+        Read first: once it exists, using it writes nothing (a read must not
+        need a write, which a full disk would refuse)."""
+        doc = self.db.settings.find_one({"_id": "signing-key"})
+        if doc is not None:
+            return doc["value"]
         doc = self.db.settings.find_one_and_update(
             {"_id": "signing-key"}, {"$setOnInsert": {"value": secrets.token_hex(32)}},
             upsert=True, return_document=pymongo.ReturnDocument.AFTER)
@@ -190,6 +195,8 @@ def init_app(app, config, resources):
         store.events.start_sweeping()
     if config.embedded:
         store.create_indexes(unless_known=True)  # no release step runs for it
+        if config.journaled:
+            store.signing_key()  # made at start, not by the first page a reader asks for
         if config.ANNOUNCE and config.journaled:
             log.warning("No MONGODB_URI: the embedded store is in use, journaled to %s "
                         "(fsync %s). Only this process may use that directory.",

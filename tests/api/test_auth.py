@@ -1,6 +1,7 @@
 """Access control: tokens, roles, organization scope."""
 import pytest
 
+from inventory.core.errors import Unavailable
 from tests.conftest import ADMIN_TOKEN, REAL_MONGO, assert_problem, client_with
 
 UNKNOWN_ORG = "org_00000000-0000-7000-8000-000000000000"
@@ -371,3 +372,32 @@ def test_deleting_an_organization_revokes_its_tokens(app, client, make_token, tw
     assert client.delete(f"/organizations/{mine}?force=true").status_code == 204
     assert_problem(doomed.get("/kubeclusters"), 401)
     assert spared.get("/kubeclusters").status_code == 200
+
+
+def test_a_half_revoked_token_never_authenticates(app, client, store, monkeypatch):
+    made = client.post("/tokens", json={"name": "leaving", "role": "reader"}).get_json()
+    assert client_with(app, made["token"]).get("/organizations").status_code == 200
+
+    def refused(*args, **kwargs):
+        raise Unavailable()
+    # the revoke marks the token, then the store refuses the rest (a full disk)
+    monkeypatch.setattr(store.tokens.collection, "delete_many", refused)
+    assert_problem(client.delete(f"/tokens/{made['id']}"), 503)
+    monkeypatch.undo()
+    assert store.tokens.collection.find_one({"_id": made["id"]})["_deleting"] is True
+    assert_problem(client_with(app, made["token"]).get("/organizations"), 401)
+    assert client.delete(f"/tokens/{made['id']}").status_code == 204  # finished, once
+    assert_problem(client_with(app, made["token"]).get("/organizations"), 401)
+
+
+def test_reads_go_on_when_a_tokens_last_use_cannot_be_written(app, client, store, monkeypatch):
+    made = client.post("/tokens", json={"name": "reader", "role": "reader"}).get_json()
+    reader = client_with(app, made["token"])
+
+    def refused(*args, **kwargs):
+        raise Unavailable()
+    monkeypatch.setattr(store.tokens.collection, "update_one", refused)  # a full disk
+    assert reader.get("/organizations").status_code == 200  # its first use: a write it skips
+    assert reader.get("/organizations").status_code == 200
+    monkeypatch.undo()
+    assert store.tokens.collection.find_one({"_id": made["id"]})["last_used_on"] is None

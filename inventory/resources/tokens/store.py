@@ -5,16 +5,19 @@ to brute-force), and the lookup by hash reveals nothing about other tokens.
 """
 import hashlib
 import hmac
+import logging
 import secrets
 import time
 from datetime import datetime, timedelta, timezone
 
-from inventory.core.errors import InvalidReference, NotAllowed
+from inventory.core.errors import InvalidReference, NotAllowed, Unavailable
 from inventory.core.ids import new_id, now_rfc3339, rfc3339
 from inventory.resources.tokens.spec import SECRET_PREFIX, SPEC
-from inventory.store.base import ResourceStore
+from inventory.store.base import DELETING, ResourceStore
 
 LAST_USED_PRECISION = timedelta(minutes=1)  # at most one write a minute per token
+
+log = logging.getLogger("inventory")
 
 
 def hash_secret(secret):
@@ -67,10 +70,19 @@ class TokenStore(ResourceStore):
         """The record of the token whose secret this is, or None."""
         digest = hash_secret(secret)
         doc = self.collection.find_one({"hash": digest})
-        if doc is None or not hmac.compare_digest(doc["hash"], digest):
+        # a token marked by a revoke that did not finish is revoked already
+        if doc is None or doc.get(DELETING) or not hmac.compare_digest(doc["hash"], digest):
             return None
-        self._touch(doc)
+        try:
+            self._touch(doc)
+        except Unavailable:  # a full disk or an away database refuses it: the read goes on
+            if not self._warned:
+                log.warning("A token's last use could not be recorded (the store refuses "
+                            "writes); reads go on without it.")
+                self._warned = True
         return self.to_api(doc)
+
+    _warned = False
 
     _stale = (None, "")  # (this second, the last_used_on older than which is rewritten)
 
