@@ -31,6 +31,7 @@ COMPACT_AT = 64 * 1024 * 1024
 LOCK_WAIT = 10.0
 _OPTIONS = json_util.RELAXED_JSON_OPTIONS
 _ORJSON = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+CURRENT = "current-segment"  # the segment this process appends to, written when it opens one
 _FILE = re.compile(r"(snapshot|journal)-(\d+)\.jsonl\Z")
 _DictStore = mongomock_internals.DocumentsDict  # what mongomock keeps a collection's documents in
 
@@ -256,6 +257,7 @@ class Journal:
             elif name.endswith(".tmp"):
                 stale.append(name)  # a compaction that did not finish
         self._snapshot = max(snapshots, default=0)
+        self._refuse_without_the_current_segment(segments)
         live = sorted(number for number in segments if number >= self._snapshot)
         first = self._snapshot or 1
         expected = list(range(first, first + len(live)))
@@ -283,6 +285,21 @@ class Journal:
                 os.remove(os.path.join(self.directory, name))
         self._sizes = {number: os.path.getsize(self._path("journal", number)) for number in live}
         self._current = current
+
+    def _refuse_without_the_current_segment(self, segments):
+        """A data directory whose journal was deleted must not start empty:
+        CURRENT names the segment the last process appended to."""
+        try:
+            with open(os.path.join(self.directory, CURRENT), "rb") as named:
+                current = int(named.read().strip() or 0)
+        except (FileNotFoundError, ValueError):
+            return  # a new directory, or one from before CURRENT existed
+        if current and current not in segments:
+            raise JournalCorrupt(
+                f"{self._path('journal', current)} is missing, but {CURRENT} says the last "
+                f"process appended to it: the data since the last snapshot would be lost. "
+                "Restore the file, or move the directory away to start empty; nothing was "
+                "changed.")
 
     def _start_appending(self):
         self._open_segment(self._current)
@@ -406,6 +423,7 @@ class Journal:
                               "restarts.")
         if self._closed:
             raise Unavailable("The embedded store's journal is closed.")
+        self._check_file()
         current = max(self._sizes)
         try:
             view = memoryview(line)
@@ -423,6 +441,24 @@ class Journal:
         self._written = True
         if self.fsync == "always":
             self._sync(self._fd)
+
+    def _check_file(self):
+        """Refuse to acknowledge writes into a journal that is no longer the
+        one at its path (deleted, or replaced under the process): the next
+        start would replay the file at the path and lose them."""
+        path = self._path("journal", max(self._sizes))
+        try:
+            at_path, open_ = os.stat(path), os.fstat(self._fd)
+            replaced = (at_path.st_ino, at_path.st_dev) != (open_.st_ino, open_.st_dev)
+        except FileNotFoundError:
+            replaced = True
+        if replaced:
+            self._failure = f"{path} was removed or replaced while in use"
+            log.error("The journal %s was removed or replaced under this process: writes are "
+                      "refused, so that none is acknowledged and then lost. Restore the file "
+                      "or restart the service.", path)
+            raise Unavailable(f"The embedded store's journal in {self.directory} was removed "
+                              "or replaced; writes are refused until the service restarts.")
 
     def _sync(self, fd):
         try:
@@ -457,6 +493,7 @@ class Journal:
         self._fd = os.open(self._path("journal", number),
                            os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._sizes.setdefault(number, 0)
+        _write_atomically(os.path.join(self.directory, CURRENT), f"{number}\n".encode())
         _sync_directory(self.directory)
 
     def close(self):
@@ -593,6 +630,14 @@ class Journal:
 def _copied(indexes):
     return {name: {key: (list(value) if key == "key" else value) for key, value in spec.items()}
             for name, spec in indexes.items()}
+
+
+def _write_atomically(path, data):
+    with open(path + ".tmp", "wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(path + ".tmp", path)
 
 
 def _sync_directory(directory):

@@ -300,7 +300,7 @@ def test_compaction_then_more_writes_then_a_restart_gives_the_same_data(tmp_path
     assert db.journal.wait_for_compaction()
     db.things.insert_one({"_id": 100, "v": "after"})
     db.things.delete_one({"_id": 11})
-    assert sorted(os.listdir(tmp_path)) == ["journal-000002.jsonl", "lock",
+    assert sorted(os.listdir(tmp_path)) == ["current-segment", "journal-000002.jsonl", "lock",
                                             "snapshot-000002.jsonl"]
     before = contents(db)
     db = reopened(db)
@@ -473,3 +473,47 @@ def test_a_start_adds_missing_order_keys_only_when_the_orderings_changed(tmp_pat
     assert passes == [1] and field in app.extensions["inventory.store"].db.clusters.find_one({})
     app = make_app_after(app, tmp_path)
     assert passes == [1]
+
+
+@pytest.mark.parametrize("how", ["removed", "replaced"])
+def test_a_journal_removed_or_replaced_under_the_process_refuses_writes(tmp_path, how, caplog):
+    db = open_database(tmp_path)
+    db.things.insert_one({"_id": 1})
+    segment = tmp_path / "journal-000001.jsonl"
+    if how == "removed":
+        segment.unlink()
+    else:
+        copy_ = tmp_path / "copy"
+        copy_.write_bytes(segment.read_bytes())
+        copy_.replace(segment)  # a new file (inode) at the path, as a restore tool makes
+    with caplog.at_level(logging.ERROR), pytest.raises(Unavailable, match="removed or replaced"):
+        db.things.insert_one({"_id": 2})
+    assert "removed or replaced" in caplog.text
+    with pytest.raises(Unavailable):  # and every write after it
+        db.things.insert_one({"_id": 3})
+    assert db.things.find_one({"_id": 1}) is not None  # reads go on
+
+
+def test_a_data_directory_whose_journal_was_deleted_does_not_start_empty(tmp_path):
+    db = open_database(tmp_path)
+    db.things.insert_one({"_id": 1})
+    db.journal.close()
+    (tmp_path / "journal-000001.jsonl").unlink()
+    with pytest.raises(JournalCorrupt, match="journal-000001.jsonl is missing"):
+        open_database(tmp_path)
+
+
+def test_after_a_compaction_the_current_segment_is_the_one_required(tmp_path):
+    db = open_database(tmp_path)
+    db.things.insert_one({"_id": 1})
+    db.journal.compact()
+    db.journal.wait_for_compaction()
+    db.things.insert_one({"_id": 2})
+    db.journal.close()
+    assert (tmp_path / "current-segment").read_text() == "2\n"
+    again = open_database(tmp_path)
+    assert sorted(d["_id"] for d in again.things.find()) == [1, 2]
+    again.journal.close()
+    (tmp_path / "journal-000002.jsonl").unlink()  # the snapshot alone would lose _id 2
+    with pytest.raises(JournalCorrupt, match="journal-000002.jsonl is missing"):
+        open_database(tmp_path)
