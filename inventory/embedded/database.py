@@ -387,6 +387,15 @@ class LockedCollection:
         self._ttl = None
         self._expiring = None
 
+    def keys_having(self, field):
+        """The `_id`s of the documents that hold top-level `field`: one pass
+        over the dict of documents, no query (the outbox sweep's first look,
+        at start)."""
+        with _LOCK:
+            return [doc["_id"] for doc in
+                    mongomock_internals.documents(self._collection._store).values()
+                    if field in doc]
+
     def find(self, filter=None, projection=None, sort=None, limit=0, skip=0, **kwargs):
         """A list, read inside the lock. A page sorted by one field walks
         that field's values in order, forwards or backwards (skipping `skip`

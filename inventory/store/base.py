@@ -124,8 +124,9 @@ class ResourceStore:
         `parent`, the parent's document where the record does not name it all."""
         event = self.events.event(self.event_kind, action, key, self.subject(doc, parent),
                                   self.to_api(doc), self.owner(doc, parent), changes)
-        return {**doc, OUTBOX: [*(doc.get(OUTBOX) or []), event],
-                OUTBOX_SINCE: doc.get(OUTBOX_SINCE) or stored_now()}
+        since = doc.get(OUTBOX_SINCE) or stored_now()
+        self.events.note_pending(self.collection, doc["_id"], since)
+        return {**doc, OUTBOX: [*(doc.get(OUTBOX) or []), event], OUTBOX_SINCE: since}
 
     def publish(self, stored_key, pending=None):
         """Copy the record's pending events (`pending`, if the caller knows

@@ -110,6 +110,12 @@ class EventStore:
         self._head = None  # the newest slot this process has seen filled
         self._waiting = 0
         self._polling = False
+        # On the embedded store (not shared), the records with events not
+        # yet in the feed, noted as their writers write them: {collection:
+        # {key: since}}, so that a sweep costs what is pending, not what is
+        # stored. A collection's first sweep in this process reads which
+        # records an earlier process left pending.
+        self._pending = {}
 
     def indexes(self):
         return [([("key", 1)], {"unique": True}),
@@ -142,8 +148,14 @@ class EventStore:
         if pending:
             self._clear_outbox(collection, stored_key, pending)
 
-    @staticmethod
-    def _clear_outbox(collection, stored_key, published):
+    def note_pending(self, collection, stored_key, since):
+        """A writer is writing events into the record's outbox (`since` then)."""
+        if not self.shared:
+            pending = self._pending.get(collection.name)
+            if pending is not None:
+                pending.setdefault(stored_key, since)
+
+    def _clear_outbox(self, collection, stored_key, published):
         """Take the `published` events out of the record's outbox. A set of
         the whole list, conditional on the list read: a writer that added an
         event meanwhile keeps it (and the embedded store writes this by key,
@@ -155,10 +167,13 @@ class EventStore:
                 {"$unset": {OUTBOX: "", OUTBOX_SINCE: ""}}
             if collection.update_one({"_id": stored_key, OUTBOX: current},
                                      update).matched_count:
+                if not remaining:
+                    self._pending.get(collection.name, {}).pop(stored_key, None)
                 return
             doc = collection.find_one({"_id": stored_key}, {OUTBOX: 1})
             current = (doc or {}).get(OUTBOX)
             if not current:
+                self._pending.get(collection.name, {}).pop(stored_key, None)
                 return
 
     def append(self, event):
@@ -352,10 +367,21 @@ class EventStore:
         cutoff = stored_now() - timedelta(seconds=older_than)
         swept = 0
         for source in self.sources:
-            for doc in source.collection.find({OUTBOX_SINCE: {"$lt": cutoff}}, {"_id": 1}):
-                self.publish_pending(source.collection, doc["_id"])
+            for key in self._stale(source.collection, cutoff):
+                self.publish_pending(source.collection, key)
                 swept += 1
         return swept
+
+    def _stale(self, collection, cutoff):
+        """The keys of the collection's records whose outbox is older than `cutoff`."""
+        if self.shared:  # other processes write too: the sparse index serves the query
+            return [doc["_id"] for doc in
+                    collection.find({OUTBOX_SINCE: {"$lt": cutoff}}, {"_id": 1})]
+        pending = self._pending.get(collection.name)
+        if pending is None:  # this process's first look: what an earlier one left
+            pending = self._pending[collection.name] = dict.fromkeys(
+                collection.keys_having(OUTBOX_SINCE), datetime.min)
+        return [key for key, since in list(pending.items()) if since < cutoff]
 
     def start_sweeping(self):
         """Sweep now and every SWEEP_SECONDS, in this process, for its life."""

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from inventory.store import events as feed_module
-from tests.conftest import assert_problem, client_with
+from tests.conftest import REAL_MONGO, assert_problem, client_with
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
 
@@ -340,3 +340,45 @@ def test_each_records_events_follow_its_changes_whoever_publishes(client, store,
     store.events.sweep(older_than=-1)  # A, late
     titles = [e["object"]["title"] for e in feed(client)]
     assert titles == ["v1", "v2", "v3"]
+
+
+def _dies(*args, **kwargs):
+    raise SystemExit("killed")
+
+
+@pytest.mark.skipif(REAL_MONGO, reason="the embedded store's sweep; MongoDB's has its index")
+def test_the_sweep_costs_what_is_pending_not_what_is_stored(client, store, inventory,
+                                                          monkeypatch):
+    for index in range(50):
+        inventory.org(title=f"o{index}")
+    store.events.sweep(older_than=-1)  # this process's first look (a pass, no query)
+    queried = []
+    real_find = type(store.organizations.collection).find
+
+    def find(collection, filter=None, *args, **kwargs):
+        queried.append(filter)
+        return real_find(collection, filter, *args, **kwargs)
+    monkeypatch.setattr(type(store.organizations.collection), "find", find)
+    assert store.events.sweep(older_than=-1) == 0  # nothing pending: nothing read
+    assert queried == []
+    # a writer that dies before publishing: its record alone is looked at
+    monkeypatch.setattr(store.events, "publish_pending", _dies)
+    with pytest.raises(SystemExit):
+        client.post("/organizations", json={"title": "dies"})
+    monkeypatch.undo()
+    monkeypatch.setattr(type(store.organizations.collection), "find", find)
+    assert store.events.sweep(older_than=-1) == 1
+    assert all("_outbox_since" not in (query or {}) for query in queried)
+    newest = client.get(f"/events/evt_{store.events.head()}").get_json()
+    assert (newest["type"], newest["object"]["title"]) == ("organization.created", "dies")
+
+
+@pytest.mark.skipif(REAL_MONGO, reason="the embedded store's sweep; MongoDB's has its index")
+def test_the_first_sweep_finds_what_an_earlier_process_left_pending(client, store, monkeypatch):
+    monkeypatch.setattr(store.events, "publish_pending", _dies)
+    with pytest.raises(SystemExit):
+        client.post("/organizations", json={"title": "left"})  # its writer died
+    monkeypatch.undo()
+    store.events._pending = {}  # as a new process, after the journal's replay
+    assert store.events.sweep(older_than=-1) == 1
+    assert client.get(f"/events/evt_{store.events.head()}").get_json()["object"]["title"] == "left"
