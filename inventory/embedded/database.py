@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 import mongomock_ng
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
-from pymongo.results import DeleteResult, InsertOneResult, UpdateResult
+from pymongo.results import DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
 
 from inventory.embedded import mongomock_internals
 
@@ -539,26 +539,40 @@ class LockedCollection:
         lookups gain the new key rather than being rebuilt."""
         with self._write_lock:
             self._expire()
-            key = document.get("_id")
-            if kwargs or not isinstance(key, str) or not self._unique_by_key(document):
-                result = self._collection.insert_one(document, **kwargs)
+            return self._insert(document, kwargs)
+
+    def insert_many(self, documents, ordered=True, **kwargs):
+        """Each document inserted as insert_one does, under one hold of the
+        lock and one journal line (a seed of a million records stays linear).
+        Stops at the first duplicate, as an ordered insert does."""
+        documents = list(documents)
+        with self._write_lock:
+            self._expire()
+            self._keys, self._sorted = None, {}  # rebuilt once when next read, not per insert
+            ids = [self._insert(document, kwargs).inserted_id for document in documents]
+        return InsertManyResult(ids, acknowledged=True)
+
+    def _insert(self, document, kwargs):
+        key = document.get("_id")
+        if kwargs or not isinstance(key, str) or not self._unique_by_key(document):
+            result = self._collection.insert_one(document, **kwargs)
+        else:
+            self._documents()[key] = mongomock_internals.as_stored(_copy(document))
+            result = InsertOneResult(key, acknowledged=True)
+        key = result.inserted_id
+        if self._keys is not None:
+            if isinstance(key, str):
+                bisect.insort(self._keys, key)
             else:
-                self._documents()[key] = mongomock_internals.as_stored(_copy(document))
-                result = InsertOneResult(key, acknowledged=True)
-            key = result.inserted_id
-            if self._keys is not None:
-                if isinstance(key, str):
-                    bisect.insort(self._keys, key)
-                else:
-                    self._keys = None
-            for field, lookup in self._by_field.items():
-                if lookup is not None and isinstance(document.get(field), str):
-                    lookup.setdefault(document[field], []).append(key)
-            for field in list(self._sorted):
-                self._resort(field, key, None, document.get(field))
-            if self._expiring is not None:
-                self._will_expire(self._documents()[key])
-            return result
+                self._keys = None
+        for field, lookup in self._by_field.items():
+            if lookup is not None and isinstance(document.get(field), str):
+                lookup.setdefault(document[field], []).append(key)
+        for field in list(self._sorted):
+            self._resort(field, key, None, document.get(field))
+        if self._expiring is not None:
+            self._will_expire(self._documents()[key])
+        return result
 
     def _unique_by_key(self, document):
         """Check `document`'s unique keys by lookup: DuplicateKeyError if one
