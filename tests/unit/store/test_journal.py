@@ -517,3 +517,18 @@ def test_after_a_compaction_the_current_segment_is_the_one_required(tmp_path):
     (tmp_path / "journal-000002.jsonl").unlink()  # the snapshot alone would lose _id 2
     with pytest.raises(JournalCorrupt, match="journal-000002.jsonl is missing"):
         open_database(tmp_path)
+
+
+def test_dates_decode_as_json_util_decodes_them_on_the_fast_path():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.datetimes(min_value=datetime.datetime(1900, 1, 1),
+                        max_value=datetime.datetime(9999, 12, 31)))
+    def same(moment):
+        moment = moment.replace(microsecond=moment.microsecond // 1000 * 1000)  # BSON's precision
+        line = journal_module.encode([{"at": moment}])
+        reference = json_util.loads(line, json_options=journal_module._OPTIONS)[0]["at"]
+        assert journal_module.decode(line)[0]["at"] == reference == moment
+    same()
