@@ -258,3 +258,23 @@ class HealthSchema(BodySchema):
     SCHEMA_NAME = "Health"
     schema_url = schema_url_field(required=True)
     status = fields.String(required=True, metadata={"description": "`ok`.", "examples": ["ok"]})
+
+
+class EnvelopeSchema(Schema):
+    """The embedded store's size against the envelope it is measured for."""
+
+    clusters = fields.Integer(required=True, metadata={"minimum": 0})
+    scans = fields.Integer(required=True, metadata={"minimum": 0})
+    within = fields.Boolean(required=True, metadata={
+        "description": "Whether it holds at most 100,000 clusters and 1,000,000 scans; past "
+                       "them it keeps its promises as far as it can (use MongoDB)."})
+
+
+class ReadinessSchema(BodySchema):
+    """The answer of /readyz."""
+
+    SCHEMA_NAME = "Readiness"
+    schema_url = schema_url_field(required=True)
+    status = fields.String(required=True, metadata={"description": "`ok`.", "examples": ["ok"]})
+    envelope = fields.Nested(EnvelopeSchema, metadata={
+        "description": "On the embedded store only: its size against its envelope."})

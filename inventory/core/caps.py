@@ -27,6 +27,12 @@ STREAM_KEEPALIVE_SECONDS = 15  # a comment at least this often keeps proxies fro
 # admin sets its own `quotas` (inventory.store.quotas).
 DEFAULT_QUOTAS = {"platforms": 100, "clusters": 1000, "tokens": 100, "webhooks": 20}
 
+# The embedded store's envelope (docs/limits.md): the estate it is built and
+# measured for on one worker; past it the service says so at start and in
+# /readyz, and keeps its promises as far as it can.
+ENVELOPE_CLUSTERS = 100_000
+ENVELOPE_SCANS = 1_000_000
+
 # The most clusters one answer of an integration (Argo CD's plugin generator,
 # Prometheus' discovery) lists: they are not paged, and a truncated list
 # would make Argo CD delete the applications of the clusters left out, so

@@ -387,6 +387,12 @@ class LockedCollection:
         self._ttl = None
         self._expiring = None
 
+    def estimated_document_count(self, **kwargs):
+        """How many documents: the dict's size (mongomock counts by matching each)."""
+        with _LOCK:
+            self._expire()
+            return len(self._documents())
+
     def keys_having(self, field):
         """The `_id`s of the documents that hold top-level `field`: one pass
         over the dict of documents, no query (the outbox sweep's first look,

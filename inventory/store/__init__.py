@@ -14,7 +14,7 @@ import pymongo.errors
 from flask import current_app
 from pymongo import ASCENDING
 
-from inventory.core.caps import DEFAULT_QUOTAS
+from inventory.core.caps import DEFAULT_QUOTAS, ENVELOPE_CLUSTERS, ENVELOPE_SCANS
 from inventory.core.errors import Unavailable
 from inventory.store.events import OUTBOX_SINCE, EventStore
 from inventory.store.idempotency import IdempotencyStore
@@ -164,6 +164,16 @@ class Store:
     def listed(self):
         return tuple(self.resources)
 
+    def envelope(self):
+        """On the embedded store, {"clusters", "scans", "within"}: its size
+        against the envelope it is measured for; None on MongoDB (no such bound)."""
+        if self.events.shared:
+            return None
+        clusters = self.clusters.collection.estimated_document_count()
+        scans = self.scans.collection.estimated_document_count()
+        return {"clusters": clusters, "scans": scans,
+                "within": clusters <= ENVELOPE_CLUSTERS and scans <= ENVELOPE_SCANS}
+
     def ping(self):
         self.db.command("ping")
 
@@ -197,6 +207,13 @@ def init_app(app, config, resources):
         store.create_indexes(unless_known=True)  # no release step runs for it
         if config.journaled:
             store.signing_key()  # made at start, not by the first page a reader asks for
+        envelope = store.envelope()
+        if not envelope["within"]:
+            log.warning("The embedded store holds %d clusters and %d scans, past the envelope it "
+                        "is measured for (%d clusters, %d scans on one worker): requests and "
+                        "background work may hold the event loop longer than promised; use "
+                        "MongoDB (MONGODB_URI) at this size.", envelope["clusters"],
+                        envelope["scans"], ENVELOPE_CLUSTERS, ENVELOPE_SCANS)
         if config.ANNOUNCE and config.journaled:
             log.warning("No MONGODB_URI: the embedded store is in use, journaled to %s "
                         "(fsync %s). Only this process may use that directory.",
