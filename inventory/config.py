@@ -69,6 +69,10 @@ class Config:
         # token; the bootstrap admin token is exempt (inventory.http.rate_limits).
         self.RATE_LIMIT = os.environ.get("RATE_LIMIT") or "1000 per minute"
         self.RATE_LIMIT_ANONYMOUS = os.environ.get("RATE_LIMIT_ANONYMOUS") or "60 per minute"
+        # ...and all the tokens of one organization together: more tokens never
+        # multiply what one tenant may send
+        self.RATE_LIMIT_ORGANIZATION = (os.environ.get("RATE_LIMIT_ORGANIZATION")
+                                        or "3000 per minute")
         # Requests one token may have in flight in one worker process, each
         # until the last byte of its answer is sent; 0: no limit.
         self.CONCURRENT_REQUESTS = int(os.environ.get("CONCURRENT_REQUESTS") or 4)

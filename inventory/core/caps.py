@@ -21,6 +21,12 @@ DESCRIPTOR_RESERVE = 64
 # a greenlet waiting on the feed, a few kilobytes.
 MAX_STREAMS = 500
 STREAM_SECONDS = 300  # a stream ends after this; the client resumes with Last-Event-ID
+# One organization's share of a worker's long-lived requests (streams and
+# waits), however many tokens it mints: one tenant cannot take them all.
+LONG_LIVED_PER_ORGANIZATION = 100
+# How often a stream or a wait looks again whether its token was revoked
+# (a revoke in the same process ends them at once).
+REVOCATION_CHECK_SECONDS = 1.0
 STREAM_KEEPALIVE_SECONDS = 15  # a comment at least this often keeps proxies from cutting it
 
 # What an organization may hold unless QUOTA_* say otherwise or an unscoped

@@ -162,7 +162,8 @@ class Limits:
 
     def __init__(self, app, config, database_name):
         self.items = {}
-        for policy, name in (("token", "RATE_LIMIT"), ("address", "RATE_LIMIT_ANONYMOUS")):
+        for policy, name in (("token", "RATE_LIMIT"), ("address", "RATE_LIMIT_ANONYMOUS"),
+                             ("organization", "RATE_LIMIT_ORGANIZATION")):
             try:
                 self.items[policy] = sorted(parse_many(getattr(config, name)),
                                             key=lambda item: item.get_expiry())
@@ -192,6 +193,18 @@ class Limits:
                 f"Too many requests: {what} reached its rate limit ({item.amount} per "
                 f"{item.get_expiry()} seconds); retry after {max(1, reset)} seconds.",
                 max(1, reset))
+        organization = getattr(auth.caller(), "organization", None)
+        if organization is not None:  # its organization's tokens, together
+            allowed, item, left, reset = self.counter.hit(self.items["organization"],
+                                                          f"organization:{organization}")
+            if not allowed:
+                g.rate_window = "organization", item, left, reset
+                raise Throttled(
+                    f"Too many requests: this token's organization reached its rate limit "
+                    f"({item.amount} per {item.get_expiry()} seconds, for all its tokens "
+                    f"together); retry after {max(1, reset)} seconds.", max(1, reset))
+            if left < remaining:  # the tighter of the two is the one to show
+                g.rate_window = "organization", item, left, reset
 
     def _take_slot(self):
         if self.in_flight is None or exempt():
@@ -222,9 +235,9 @@ class Limits:
 
 
 def get_limits(app):
-    return app.extensions["inventory.core.caps"]
+    return app.extensions["inventory.rate_limits"]
 
 
 def init_app(app, config, database_name):
     """Before authentication: requests are counted before they are checked."""
-    app.extensions["inventory.core.caps"] = Limits(app, config, database_name)
+    app.extensions["inventory.rate_limits"] = Limits(app, config, database_name)

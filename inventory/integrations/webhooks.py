@@ -85,12 +85,16 @@ class Deliverer:
 
     def _run(self):
         while True:
-            head = None
             try:
+                if not self.store.webhooks.collection.estimated_document_count():
+                    time.sleep(POLL_SECONDS)  # no webhook at all: a commit costs nothing here
+                    continue
                 head = self.store.events.head()  # before the pass: a commit during it wakes the next
                 self.run_once(head)
             except Exception:  # the database may be away: try again later
                 log.exception("webhook delivery pass failed")
+                time.sleep(POLL_SECONDS)
+                continue
             # woken by this process's commits and by deliveries that end (their
             # webhook may have more by now), else within POLL_SECONDS (other
             # processes' commits, retries falling due)

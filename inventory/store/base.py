@@ -106,6 +106,7 @@ class ResourceStore:
     # -- events -------------------------------------------------------------
 
     events = None  # the change feed (inventory.store.events.EventStore), set by Store
+    feed = None  # the same, to read (set for every resource, events of its own or not)
     event_kind = None  # the record's name in event types (`kubecluster.created`)
     removal_events = True  # whether removing a record is an event (a scan's is not)
 

@@ -109,6 +109,7 @@ class EventStore:
         self._committed = threading.Condition()
         self._head = None  # the newest slot this process has seen filled
         self._waiting = 0
+        self._wakes = 0  # counts wake_all()s
         self._polling = False
         # On the embedded store (not shared), the records with events not
         # yet in the feed, noted as their writers write them: {collection:
@@ -313,6 +314,13 @@ class EventStore:
                 self._head = slot
             self._committed.notify_all()
 
+    def wake_all(self):
+        """Wake every waiter to look again (a token was revoked): their waits
+        end with False, as if their time was up."""
+        with self._committed:
+            self._wakes += 1
+            self._committed.notify_all()
+
     def wait(self, after, seconds):
         """Wait until an event after slot `after` may be in the feed (True),
         or `seconds` pass (False). This process's own writes wake waiters at
@@ -324,10 +332,11 @@ class EventStore:
             self._poll_while_waited()
         with self._committed:
             self._waiting += 1
+            woken = self._wakes
             try:
                 while self._head is None or (after is not None and self._head <= after):
                     remaining = deadline - time.monotonic()
-                    if remaining <= 0:
+                    if remaining <= 0 or self._wakes != woken:
                         return False
                     self._committed.wait(remaining)
                 return True

@@ -2,7 +2,7 @@
 import pytest
 
 from inventory.config import Config
-from tests.conftest import ADMIN_TOKEN, client_with
+from tests.conftest import ADMIN_TOKEN, REAL_MONGO, client_with
 
 
 def test_record_schema_url_is_absolute_and_linked(config):
@@ -91,9 +91,12 @@ def test_paths_answer_with_and_without_trailing_slash_without_redirect(client, p
 
 
 def test_health_and_readiness(client):
-    for path in ("/healthz", "/readyz"):
-        assert client.get(path).get_json() == {"$schema": "http://localhost/schemas/Health.json",
-                                               "status": "ok"}
+    assert client.get("/healthz").get_json() == {"$schema": "http://localhost/schemas/Health.json",
+                                                 "status": "ok"}
+    ready = client.get("/readyz").get_json()
+    assert ready["$schema"] == "http://localhost/schemas/Readiness.json" and ready["status"] == "ok"
+    # the embedded store's size against its envelope; MongoDB has none
+    assert ("envelope" in ready) == (not REAL_MONGO)
 
 
 def test_openapi_document_is_3_1_and_lists_every_route(client):

@@ -382,3 +382,75 @@ def test_the_first_sweep_finds_what_an_earlier_process_left_pending(client, stor
     store.events._pending = {}  # as a new process, after the journal's replay
     assert store.events.sweep(older_than=-1) == 1
     assert client.get(f"/events/evt_{store.events.head()}").get_json()["object"]["title"] == "left"
+
+
+def _reader_of(app, client, organization=None):
+    made = client.post("/tokens", json={"name": "watcher", "role": "reader",
+                                        "organization": organization}).get_json()
+    return made, client_with(app, made["token"])
+
+
+def test_a_revoked_tokens_stream_ends_at_once_and_carries_nothing_after(app, client,
+                                                                        inventory):
+    made, reader = _reader_of(app, client)
+    response = reader.get("/events", headers={"Accept": "text/event-stream"}, buffered=False)
+    received, ended = [], threading.Event()
+
+    def read():
+        for chunk in response.response:  # until the stream ends
+            received.append(chunk)
+        ended.set()
+    threading.Thread(target=read, daemon=True).start()
+    inventory.org(title="before the revoke")
+    deadline = time.monotonic() + 5
+    while b"before the revoke" not in b"".join(received) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert b"before the revoke" in b"".join(received)
+    revoked_at = time.monotonic()
+    assert client.delete(f"/tokens/{made['id']}").status_code == 204
+    inventory.org(title="after the revoke")
+    assert ended.wait(5), "the stream goes on after its token was revoked"
+    assert time.monotonic() - revoked_at < 3
+    assert b"after the revoke" not in b"".join(received)
+    response.close()
+
+
+def test_a_revoked_tokens_wait_answers_401(app, client, inventory):
+    made, reader = _reader_of(app, client)
+    answers = []
+    inventory.org(title="first")
+    after = client.get("/events?limit=100").get_json()["results"][-1]["id"]
+    waiting = threading.Thread(target=lambda: answers.append(
+        reader.get("/events", query_string={"after": after, "wait": 30})), daemon=True)
+    waiting.start()
+    time.sleep(0.3)  # it waits
+    started = time.monotonic()
+    assert client.delete(f"/tokens/{made['id']}").status_code == 204
+    inventory.org(title="after the revoke")
+    waiting.join(5)
+    assert not waiting.is_alive() and time.monotonic() - started < 3
+    (answer,) = answers
+    assert_problem(answer, 401)
+
+
+def test_one_organization_cannot_take_every_long_lived_slot(app, client, inventory,
+                                                            monkeypatch):
+    from inventory.resources.events import views as events_api
+    monkeypatch.setattr(events_api, "LONG_LIVED_PER_ORGANIZATION", 2)
+    mine, theirs = inventory.org(title="mine"), inventory.org(title="theirs")
+    readers = [_reader_of(app, client, mine["id"])[1] for _ in range(3)]  # three tokens
+    other = _reader_of(app, client, theirs["id"])[1]
+    after = client.get("/events?limit=100").get_json()["results"][-1]["id"]
+    answers, threads = [], []
+    for reader in readers[:2]:
+        threads.append(threading.Thread(target=lambda r=reader: answers.append(
+            r.get("/events", query_string={"after": after, "wait": 3})), daemon=True))
+        threads[-1].start()
+    time.sleep(0.3)  # both wait
+    third = readers[2].get("/events", query_string={"after": after, "wait": 3})
+    assert_problem(third, 429)
+    assert "organization" in third.get_json()["detail"]
+    assert other.get("/events", query_string={"after": after, "wait": 1}).status_code == 200
+    for thread in threads:
+        thread.join(10)
+    assert [answer.status_code for answer in answers] == [200, 200]

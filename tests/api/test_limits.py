@@ -26,8 +26,8 @@ from tests.conftest import (
     make_config,
 )
 
-POLICY_RE = re.compile(r'^"(token|address)";q=(\d+);w=(\d+)$')
-STATE_RE = re.compile(r'^"(token|address)";r=(\d+);t=(\d+)$')
+POLICY_RE = re.compile(r'^"(token|address|organization)";q=(\d+);w=(\d+)$')
+STATE_RE = re.compile(r'^"(token|address|organization)";r=(\d+);t=(\d+)$')
 
 
 def make_app(**overrides):
@@ -90,6 +90,26 @@ def test_each_token_has_its_own_budget():
         assert first.get("/organizations").status_code == 200
     assert first.get("/organizations").status_code == 429
     assert second.get("/organizations").status_code == 200
+
+
+def test_an_organizations_tokens_share_its_rate_however_many_it_mints():
+    app = make_app(RATE_LIMIT="5 per minute", RATE_LIMIT_ORGANIZATION="8 per minute")
+    admin = client_with(app, ADMIN_TOKEN)
+    org = admin.post("/organizations", json={"title": "Acme"}).get_json()["id"]
+    readers = [client_with(app, token_of(app, organization=org)) for _ in range(4)]
+    statuses = [reader.get("/organizations").status_code for _ in range(3) for reader in readers]
+    assert statuses.count(200) == 8  # each token is within its own 5 (3 asked): 12 without
+    refused = readers[0].get("/organizations")
+    body = assert_problem(refused, 429)
+    assert "organization" in body["detail"] and "all its tokens" in body["detail"]
+    assert rate_state(refused)[:2] == ("organization", 8)
+    # revoking and minting again gives no fresh budget either
+    assert client_with(app, token_of(app, organization=org)).get(
+        "/organizations").status_code == 429
+    other = admin.post("/organizations", json={"title": "Other"}).get_json()["id"]
+    assert client_with(app, token_of(app, organization=other)).get(
+        "/organizations").status_code == 200  # another tenant's budget is its own
+    assert make_config().RATE_LIMIT_ORGANIZATION == "3000 per minute"
 
 
 def test_requests_without_a_valid_token_are_limited_per_client_address():

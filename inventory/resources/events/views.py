@@ -10,13 +10,15 @@ from flask import Response, request
 from flask.views import MethodView
 
 from inventory.core.caps import (
+    LONG_LIVED_PER_ORGANIZATION,
     MAX_STREAMS,
     REQUEST_TIMEOUT,
+    REVOCATION_CHECK_SECONDS,
     STREAM_KEEPALIVE_SECONDS,
     STREAM_SECONDS,
 )
-from inventory.core.errors import Busy
-from inventory.http.auth import current_scope
+from inventory.core.errors import Busy, NotAuthenticated, Throttled
+from inventory.http.auth import current_principal, current_scope, is_bootstrap_admin
 from inventory.http.blueprint import Blueprint
 from inventory.http.errors import RequestError
 from inventory.http.lists import page_request
@@ -33,26 +35,70 @@ blp = Blueprint("events", __name__, path_keys=(SPEC.path_key,), url_prefix="/eve
                 description="The change feed: every accepted change, oldest first.")
 
 
-class _Streams:
-    """How many streams this process serves; past MAX_STREAMS, a 503."""
+class _LongLived:
+    """This process's long-lived requests: streams (MAX_STREAMS in all, past
+    them a 503) and, with waits, LONG_LIVED_PER_ORGANIZATION of one
+    organization's (past them a 429), however many tokens it has."""
 
     def __init__(self):
-        self.open = 0
+        self.open, self._of = 0, {}  # streams; {organization: streams and waits}
         self._lock = threading.Lock()
 
-    def take(self):
+    def take(self, organization, stream):
         with self._lock:
-            if self.open >= MAX_STREAMS:
+            if stream and self.open >= MAX_STREAMS:
                 raise Busy(f"This process serves {MAX_STREAMS} event streams already; "
                            "retry shortly.")
-            self.open += 1
+            held = self._of.get(organization, 0)
+            if organization is not None and held >= LONG_LIVED_PER_ORGANIZATION:
+                raise Throttled(f"This organization holds {LONG_LIVED_PER_ORGANIZATION} "
+                                "streams and waits on this process already (its share, "
+                                "whatever its tokens); close one or retry shortly.", 1)
+            self._of[organization] = held + 1
+            self.open += stream
 
-    def give_back(self):
+    def give_back(self, organization, stream):
         with self._lock:
-            self.open -= 1
+            self.open -= stream
+            held = self._of.get(organization, 1) - 1
+            if held:
+                self._of[organization] = held
+            else:
+                self._of.pop(organization, None)
 
 
-streams = _Streams()
+streams = _LongLived()
+
+
+class _Revocation:
+    """Whether the caller's token still authenticates: looked up at most every
+    REVOCATION_CHECK_SECONDS (a revoke in this process is seen at once)."""
+
+    def __init__(self, principal):
+        self._key = principal.key
+        self._always = is_bootstrap_admin(principal)
+        self._checked = time.monotonic()
+        # held here: a stream's body is read after its request's context is gone
+        self._tokens = get_store().tokens
+        # only with other processes (MongoDB) is there a revoke to look up:
+        # this one's own wake its streams and waits at once
+        self._shared = get_store().events.shared
+
+    def slice(self, seconds):
+        """How long to wait before looking again (never less than a moment)."""
+        seconds = max(seconds, 0.01)
+        return min(seconds, REVOCATION_CHECK_SECONDS) if self._shared and not self._always \
+            else seconds
+
+    def revoked(self):
+        if self._always:
+            return False
+        if self._key in self._tokens.revoked_here:
+            return True
+        if not self._shared or time.monotonic() - self._checked < REVOCATION_CHECK_SECONDS:
+            return False
+        self._checked = time.monotonic()
+        return not self._tokens.still_valid(self._key)
 
 
 @blp.route("")
@@ -85,14 +131,7 @@ class Events(MethodView):
             return _stream(feed, replace(asked, limit=STREAM_PAGE))
         page = feed.page(asked)
         if args.get("wait") and not page.records:
-            _extend_answer(args["wait"])  # a wait past REQUEST_TIMEOUT still gets its answer
-            deadline = time.monotonic() + args["wait"]
-            while not page.records and (remaining := deadline - time.monotonic()) > 0:
-                if page.next_after is not None:  # held by a slot about to be filled or closed
-                    time.sleep(min(GAP_PAUSE, remaining))
-                elif not feed.wait(page.end, remaining):
-                    break
-                page = feed.page(replace(asked, after=page.next_after or page.end))
+            page = _wait(feed, asked, page, args["wait"])
         return pages.envelope(page)
 
 
@@ -108,6 +147,31 @@ class Event(MethodView):
         return get_store().events.get(event, current_scope())
 
 
+def _wait(feed, asked, page, seconds):
+    """The first page with events within `seconds`, or the empty one at the
+    end; its organization's share of long-lived requests held meanwhile, and
+    a 401 as soon as its token is revoked (nothing committed after that is
+    answered)."""
+    principal = current_principal()
+    streams.take(principal.organization, stream=False)
+    try:
+        _extend_answer(seconds)  # a wait past REQUEST_TIMEOUT still gets its answer
+        revocation, deadline = _Revocation(principal), time.monotonic() + seconds
+        while not page.records and (remaining := deadline - time.monotonic()) > 0:
+            if page.next_after is not None:  # held by a slot about to be filled or closed
+                time.sleep(min(GAP_PAUSE, remaining))
+            elif not feed.wait(page.end, revocation.slice(remaining)):
+                if revocation.revoked():
+                    raise NotAuthenticated("The token was revoked while it waited.")
+                continue
+            if revocation.revoked():
+                raise NotAuthenticated("The token was revoked while it waited.")
+            page = feed.page(replace(asked, after=page.next_after or page.end))
+        return page
+    finally:
+        streams.give_back(principal.organization, stream=False)
+
+
 def _extend_answer(seconds):
     """Let this answer take `seconds` more than the server's answer deadline
     (inventory.server.worker), where there is one (not under the test client)."""
@@ -120,9 +184,10 @@ def _stream(feed, asked):
     """The Server-Sent Events answer: events as they are committed, a comment
     when there are none for STREAM_KEEPALIVE_SECONDS, the end after
     STREAM_SECONDS. Each waits in its own greenlet, holding no thread."""
-    streams.take()
+    principal = current_principal()
+    streams.take(principal.organization, stream=True)
     _extend_answer(STREAM_SECONDS)
-    return Response(_EventStream(feed, asked), mimetype=EVENT_STREAM,
+    return Response(_EventStream(feed, asked, principal), mimetype=EVENT_STREAM,
                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
@@ -130,8 +195,9 @@ class _EventStream:
     """The stream's body; its slot is given back when the server closes it,
     whether or not it was ever read."""
 
-    def __init__(self, feed, asked):
-        self._events = self._generate(feed, asked)
+    def __init__(self, feed, asked, principal):
+        self._events = self._generate(feed, asked, _Revocation(principal))
+        self._organization = principal.organization
         self._open = True
 
     def __iter__(self):
@@ -141,16 +207,18 @@ class _EventStream:
         self._events.close()
         if self._open:
             self._open = False
-            streams.give_back()
+            streams.give_back(self._organization, stream=True)
 
     @staticmethod
-    def _generate(feed, asked):
+    def _generate(feed, asked, revocation):
         ends = time.monotonic() + STREAM_SECONDS
         # each stream's comments at its own moment within the interval, so
         # that hundreds opened together do not all wake at once
         keepalive = STREAM_KEEPALIVE_SECONDS * random.uniform(0.8, 1.0)
         yield b"retry: 1000\n\n"
         while (remaining := ends - time.monotonic()) > 0:
+            if revocation.revoked():  # ends, with nothing committed after the revoke
+                return
             page = feed.page(asked)
             for event in page.records:
                 yield (f"id: {event['id']}\nevent: {event['type']}\ndata: ".encode()
@@ -159,8 +227,15 @@ class _EventStream:
             if not page.records and page.next_after is not None:
                 time.sleep(GAP_PAUSE)  # held by a slot about to be filled or closed
             elif not page.records:
-                # nothing new: a comment each interval, and no read until a commit
-                while not feed.wait(page.end, min(keepalive, remaining)):
-                    yield b": keep-alive\n\n"
+                # nothing new: a comment each interval, and no read until a
+                # commit (or a revoke, or a look whether another process revoked)
+                comment_at = time.monotonic() + keepalive
+                while not feed.wait(page.end, revocation.slice(
+                        min(comment_at - time.monotonic(), remaining))):
+                    if revocation.revoked():
+                        return
+                    if time.monotonic() >= comment_at:
+                        yield b": keep-alive\n\n"
+                        comment_at = time.monotonic() + keepalive
                     if (remaining := ends - time.monotonic()) <= 0:
                         return

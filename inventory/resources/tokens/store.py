@@ -27,6 +27,9 @@ def hash_secret(secret):
 class TokenStore(ResourceStore):
     spec = SPEC
     key_field = "id"
+
+    def configure(self, settings):
+        self.revoked_here = set()  # ids revoked by this process (the rest: looked up)
     scope_field = "organization"
 
     def to_api(self, doc):
@@ -98,4 +101,16 @@ class TokenStore(ResourceStore):
                                        {"$set": {"last_used_on": now_rfc3339()}})
 
     def revoke(self, key, scope=None):
+        doc = self.collection.find_one(self.match(key, scope, live=False), {"_id": 1})
+        if doc is not None:  # (a half-revoked one too: the delete finishes it)
+            self.revoked_here.add(doc["_id"])  # this process's streams and waits end at once
         self.delete(key, scope=scope)
+        if self.feed is not None:
+            self.feed.wake_all()
+
+    def still_valid(self, key):
+        """Whether the token with id `key` still authenticates (a keyed read)."""
+        if key in self.revoked_here:
+            return False
+        doc = self.collection.find_one({"_id": key}, {"_id": 1, DELETING: 1})
+        return doc is not None and not doc.get(DELETING)
