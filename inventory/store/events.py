@@ -19,6 +19,7 @@ from inventory.store import pages
 from inventory.store.pages import Page
 from inventory.store.query import FilterCompiler
 
+ALL = object()  # an announced event whose organization is not known
 OUTBOX = "_outbox"  # a record's events not yet in the feed, oldest first
 OUTBOX_SINCE = "_outbox_since"  # when its oldest pending event was written
 # A record's pending events older than this are published by the sweeper: by
@@ -106,7 +107,13 @@ class EventStore:
         # Whether other processes write the same feed (MongoDB), so that
         # waiters must poll for their events too.
         self.shared = False
-        self._committed = threading.Condition()
+        # Waiters sleep on their scope's condition: a commit wakes those that
+        # may see its event (its organization's, and the unscoped), not all.
+        self._lock = threading.RLock()
+        self._committed = threading.Condition(self._lock)  # unscoped waiters
+        self._scoped = {}  # organization: its waiters' Condition
+        self._heads = {}  # organization: the newest slot of its events this process saw
+        self.wakeups = 0  # waits woken (for the tests: a commit wakes only its scope's)
         self._head = None  # the newest slot this process has seen filled
         self._waiting = 0
         self._wakes = 0  # counts wake_all()s
@@ -190,7 +197,7 @@ class EventStore:
                     self._tombstone(slot)  # published before: our slot stays empty
                     return published["_id"]
                 continue  # a reader closed our slot while we were slow: take another
-            self._announce(slot)
+            self._announce(slot, event.get("organization"))
             return slot
 
     def _take_slot(self):
@@ -308,43 +315,64 @@ class EventStore:
 
     # -- waiting ------------------------------------------------------------
 
-    def _announce(self, slot):
-        with self._committed:
+    def _announce(self, slot, organization=ALL):
+        """`slot` is filled, with an event of `organization` (None: of no
+        organization; ALL: not known, as when another process's is seen)."""
+        with self._lock:
             if self._head is None or slot > self._head:
                 self._head = slot
+            scopes = list(self._scoped) if organization is ALL else \
+                [] if organization is None else [organization]
+            for scope in scopes:
+                if self._heads.get(scope) is None or slot > self._heads[scope]:
+                    self._heads[scope] = slot
+                waiters = self._scoped.get(scope)
+                if waiters is not None:
+                    waiters.notify_all()
             self._committed.notify_all()
 
     def wake_all(self):
         """Wake every waiter to look again (a token was revoked): their waits
         end with False, as if their time was up."""
-        with self._committed:
+        with self._lock:
             self._wakes += 1
             self._committed.notify_all()
+            for waiters in self._scoped.values():
+                waiters.notify_all()
 
-    def wait(self, after, seconds):
-        """Wait until an event after slot `after` may be in the feed (True),
-        or `seconds` pass (False). This process's own writes wake waiters at
-        once; other processes' (on a shared database) are seen by one poller
-        per process, reading the newest slot every POLL_SECONDS while anyone
-        waits. A waiter holds no thread, no connection and no loop."""
+    def wait(self, after, seconds, scope=None):
+        """Wait until an event after slot `after` that a caller confined to
+        `scope` (an organization; None: all) may see may be in the feed
+        (True), or `seconds` pass (False). Only commits of events in that
+        scope wake it. This process's own writes wake waiters at once; other
+        processes' (on a shared database) are seen by one poller per
+        process, reading the newest slot every POLL_SECONDS while anyone
+        waits (and waking every scope: it cannot tell whose they are). A
+        waiter holds no thread, no connection and no loop."""
         deadline = time.monotonic() + seconds
         if self.shared:
             self._poll_while_waited()
-        with self._committed:
+        with self._lock:
+            if scope is None:
+                waiters, head = self._committed, lambda: self._head
+            else:
+                waiters = self._scoped.setdefault(scope, threading.Condition(self._lock))
+                head = lambda: self._heads.get(scope)  # noqa: E731
             self._waiting += 1
             woken = self._wakes
             try:
-                while self._head is None or (after is not None and self._head <= after):
+                while head() is None or (after is not None and head() <= after):
                     remaining = deadline - time.monotonic()
                     if remaining <= 0 or self._wakes != woken:
                         return False
-                    self._committed.wait(remaining)
+                    waiters.wait(remaining)
+                    self.wakeups += 1
                 return True
             finally:
                 self._waiting -= 1
 
     def _poll_while_waited(self):
-        with self._committed:
+        with self._lock:
             if self._polling:
                 return
             self._polling = True
@@ -353,7 +381,7 @@ class EventStore:
             try:
                 while True:
                     time.sleep(POLL_SECONDS)
-                    with self._committed:
+                    with self._lock:
                         if not self._waiting:
                             self._polling = False
                             return

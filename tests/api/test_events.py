@@ -454,3 +454,28 @@ def test_one_organization_cannot_take_every_long_lived_slot(app, client, invento
     for thread in threads:
         thread.join(10)
     assert [answer.status_code for answer in answers] == [200, 200]
+
+
+def test_a_commit_wakes_only_the_waiters_that_may_see_its_event(app, client, inventory, store):
+    mine, theirs = inventory.org(title="mine"), inventory.org(title="theirs")
+    reader = _reader_of(app, client, mine["id"])[1]
+    after = client.get("/events?limit=100").get_json()["results"][-1]["id"]
+    answers = []
+    waiting = threading.Thread(target=lambda: answers.append(
+        reader.get("/events", query_string={"after": after, "wait": 10})), daemon=True)
+    waiting.start()
+    time.sleep(0.3)  # it waits
+    woken = store.events.wakeups
+    for index in range(20):  # another tenant's writes
+        client.post("/kubeplatforms", json={
+            "name": f"theirs-{index}", "organization": theirs["id"],
+            "control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}})
+    assert store.events.wakeups == woken and waiting.is_alive()  # not one wake-up
+    client.post("/kubeplatforms", json={
+        "name": "mine-1", "organization": mine["id"],
+        "control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}})
+    waiting.join(5)
+    assert not waiting.is_alive()
+    (answer,) = answers
+    assert [e["subject"] for e in answer.get_json()["results"]] == ["/kubeplatforms/mine-1"]
+    assert store.events.wakeups == woken + 1

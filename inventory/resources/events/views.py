@@ -160,7 +160,7 @@ def _wait(feed, asked, page, seconds):
         while not page.records and (remaining := deadline - time.monotonic()) > 0:
             if page.next_after is not None:  # held by a slot about to be filled or closed
                 time.sleep(min(GAP_PAUSE, remaining))
-            elif not feed.wait(page.end, revocation.slice(remaining)):
+            elif not feed.wait(page.end, revocation.slice(remaining), asked.scope):
                 if revocation.revoked():
                     raise NotAuthenticated("The token was revoked while it waited.")
                 continue
@@ -231,7 +231,7 @@ class _EventStream:
                 # commit (or a revoke, or a look whether another process revoked)
                 comment_at = time.monotonic() + keepalive
                 while not feed.wait(page.end, revocation.slice(
-                        min(comment_at - time.monotonic(), remaining))):
+                        min(comment_at - time.monotonic(), remaining)), asked.scope):
                     if revocation.revoked():
                         return
                     if time.monotonic() >= comment_at:
