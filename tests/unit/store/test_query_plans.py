@@ -316,3 +316,36 @@ def test_a_recount_reads_an_organizations_children_through_an_index(store, estat
     plan = collection.unguarded.find({"organization": estate[0][0]}, {"_id": 1}).explain()
     winning = json.dumps(plan["queryPlanner"]["winningPlan"])
     assert "IXSCAN" in winning and "COLLSCAN" not in winning, winning
+
+
+# -- webhooks and tokens: the deliverers' queries, the lease, the log, revocation
+
+def _winning(plan):
+    return json.dumps(plan["queryPlanner"]["winningPlan"])
+
+
+def test_the_deliverers_due_query_uses_its_index(store):
+    from datetime import datetime
+
+    for index in range(50):
+        store.webhooks.create({"url": f"https://hooks{index}.example.invalid/x"}, "t")
+    now = datetime.utcnow()
+    query = {"active": True, "_next_attempt_at": {"$lte": now}, "_lease_until": {"$lt": now},
+             "_position": {"$lt": "z"}, "_deleting": {"$exists": False}}
+    winning = _winning(store.webhooks.collection.unguarded.find(query).explain())
+    assert "IXSCAN" in winning and "active" in winning and "COLLSCAN" not in winning, winning
+
+
+def test_a_lease_a_log_page_and_a_revocation_check_are_keyed(store):
+    made, _ = store.webhooks.create({"url": "https://hooks.example.invalid/x"}, "t")
+    for attempt in range(30):
+        store.webhooks.log(made["id"], "evt_0000000000000001", attempt + 1, 500, None, 1)
+    key = made["id"]
+    for collection, query in ((store.webhooks.collection, {"_id": key, "_lease_owner": "w"}),
+                              (store.webhooks.deliveries,
+                               {"_id": {"$gt": f"{key}/", "$lt": f"{key}0"}})):
+        winning = _winning(collection.unguarded.find(query).explain())
+        assert "COLLSCAN" not in winning and ("IDHACK" in winning or "IXSCAN" in winning), winning
+    token, _ = store.tokens.create({"name": "t", "role": "reader"}, "t")
+    plan = store.tokens.collection.unguarded.find({"_id": token["id"]}).explain()
+    assert "COLLSCAN" not in _winning(plan)
