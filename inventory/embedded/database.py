@@ -226,6 +226,15 @@ def _tree_check(query, walked=None):
     return _all_of(checks) if checks else (lambda document: True)
 
 
+def _strings_in(condition):
+    """The strings of `{"$in": [strings]}`, else None."""
+    if isinstance(condition, dict) and condition.keys() == {"$in"} \
+            and isinstance(condition["$in"], list) \
+            and all(isinstance(value, str) for value in condition["$in"]):
+        return condition["$in"]
+    return None
+
+
 def _matcher(query, walked=None):
     """A function telling whether a document matches `query`, as mongomock's
     matcher would. The conditions the store and its filters send most
@@ -650,6 +659,8 @@ class LockedCollection:
         condition = query.get("_id")
         if isinstance(condition, str):
             return [condition]
+        if ranges and condition is None:  # by an indexed field (a cascade's children)
+            return self._key_of(query)
         if not ranges or not isinstance(condition, dict):
             return None
         if condition.keys() == {"$in"} and isinstance(condition["$in"], list) \
@@ -667,7 +678,7 @@ class LockedCollection:
     def _keyed_update(self, filter, update, multi):
         """[(before, after), ...] of the documents a `$set`/`$unset` by `_id`
         changed, or None when the write is not one of those."""
-        keys = self._keys_by_id(filter)
+        keys = self._keys_by_id(filter, ranges=True)
         if keys is None or not isinstance(update, dict) or not update \
                 or set(update) - _KEYED_UPDATES:
             return None
@@ -755,16 +766,22 @@ class LockedCollection:
         if isinstance(query.get("_id"), str):
             return [query["_id"]]
         for field, value in query.items():
-            if isinstance(value, str) and not field.startswith("$"):
+            if field.startswith("$"):
+                continue
+            values = [value] if isinstance(value, str) else _strings_in(value)
+            if values is not None:
                 lookup = self._index_lookup(field)
-                if lookup is not None:
-                    return lookup.get(value, [])
+                if lookup is not None:  # a cascade's `{parent: {"$in": [...]}}` too
+                    if len(values) == 1:
+                        return lookup.get(values[0], [])
+                    return list(dict.fromkeys(key for one in values
+                                              for key in lookup.get(one, ())))
         return None
 
     def _index_lookup(self, field):
-        """{value: [_id, ...]} of a field with a single-field index, else None."""
+        """{value: [_id, ...]} of a field that an index starts with, else None."""
         if field not in self._by_field:
-            indexed = any(info["key"] == [(field, 1)]
+            indexed = any(info["key"][0] == (field, 1)
                           for info in self._collection.index_information().values())
             lookup = None
             if indexed:

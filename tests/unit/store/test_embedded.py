@@ -454,3 +454,47 @@ def test_expiry_walks_from_the_soonest_and_answers_as_mongomock():
 def test_unsorted_finds_by_key_match_mongomock(query, projection):
     plain, locked = _pair()
     assert locked.find(query, projection) == list(plain.find(query, projection))
+
+
+@pytest.mark.parametrize("what", ["organization", "platform"])
+def test_a_forced_delete_reads_only_what_it_deletes(what):
+    """A cascade's `{parent: {"$in": [...]}}` queries are served by the
+    parent's index, not handed to mongomock (a pass over every record): its
+    cost does not grow with the unrelated records."""
+    from app import create_app
+    from tests.conftest import make_config
+
+    app = create_app(make_config())
+    store = app.extensions["inventory.store"]
+    orgs = [store.organizations.create({"title": f"o{i}", "description": ""}, "t")["id"]
+            for i in range(3)]
+    for i in range(300):  # unrelated records, and a few of the deleted parent's
+        store.platforms.create({"name": f"p{i}", "organization": orgs[i % 3],
+                                "control_plane": {"provider": "eks"},
+                                "infrastructure": {"cloud": {"provider": "aws"}}}, "t")
+        store.clusters.create({"name": f"c{i}", "platform": f"p{i}", "environment": "dev",
+                               "version": "1.30.0", "labels": {}}, "t")
+    handed = []
+    for resource in (store.platforms, store.clusters, store.scans, store.tokens,
+                     store.webhooks):
+        raw = resource.collection._collection
+        for name in ("find", "find_one", "update_many", "update_one", "delete_many",
+                     "count_documents"):
+            original = getattr(raw, name)
+
+            def recording(*args, _name=name, _original=original, _collection=raw.name, **kwargs):
+                handed.append((_collection, _name, args[:1]))
+                return _original(*args, **kwargs)
+            setattr(raw, name, recording)
+    if what == "organization":
+        store.organizations.delete(orgs[0], force=True)
+    else:
+        store.platforms.delete("p7", force=True)
+    calls = list(handed)
+    assert calls == [], calls  # nothing went to mongomock's passes over the collections
+    if what == "organization":
+        assert store.clusters.collection.count_documents({"organization": orgs[0]}) == 0
+        assert store.clusters.collection.count_documents({}) == 200
+    else:
+        assert store.clusters.collection.find_one({"_id": "c7"}) is None
+        assert store.clusters.collection.count_documents({}) == 299
