@@ -207,6 +207,7 @@ def init_app(app, config, resources):
         store.create_indexes(unless_known=True)  # no release step runs for it
         if config.journaled:
             store.signing_key()  # made at start, not by the first page a reader asks for
+        store.events.note_left_pending()
         envelope = store.envelope()
         if not envelope["within"]:
             log.warning("The embedded store holds %d clusters and %d scans, past the envelope it "

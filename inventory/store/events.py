@@ -409,6 +409,13 @@ class EventStore:
                 swept += 1
         return swept
 
+    def note_left_pending(self):
+        """At start, on the embedded store: note which records an earlier
+        process left with pending events (one pass over each collection,
+        while nothing is served), so that no sweep ever makes that pass."""
+        for source in self.sources:
+            self._stale(source.collection, datetime.min)
+
     def _stale(self, collection, cutoff):
         """The keys of the collection's records whose outbox is older than `cutoff`."""
         if self.shared:  # other processes write too: the sparse index serves the query
