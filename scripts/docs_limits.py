@@ -51,9 +51,15 @@ def rows():
         ("A wait on the feed (`wait`)", f"{events.MAX_WAIT} s", "schemas/events.py"),
         ("Event streams per worker", f"{n(caps.MAX_STREAMS)}, each ending after "
          f"{caps.STREAM_SECONDS} s", "inventory/core/caps.py"),
+        ("Streams and waits of one organization per worker",
+         f"{caps.LONG_LIVED_PER_ORGANIZATION} (429 past them)", "inventory/core/caps.py"),
+        ("A revoked token's streams and waits", f"end at once in the revoking process, "
+         f"within {caps.REVOCATION_CHECK_SECONDS:g} s elsewhere", "inventory/core/caps.py"),
         ("Rate per token (`RATE_LIMIT`)", config.RATE_LIMIT, "inventory/config.py"),
         ("Rate per address without a token (`RATE_LIMIT_ANONYMOUS`)",
          config.RATE_LIMIT_ANONYMOUS, "inventory/config.py"),
+        ("Rate per organization, all its tokens together (`RATE_LIMIT_ORGANIZATION`)",
+         config.RATE_LIMIT_ORGANIZATION, "inventory/config.py"),
         ("Requests in flight per token (`CONCURRENT_REQUESTS`)", str(config.CONCURRENT_REQUESTS),
          "inventory/config.py"),
         ("Quotas per organization (`QUOTA_*`)", ", ".join(
@@ -63,6 +69,9 @@ def rows():
          f"{config.SCAN_RETENTION_DAYS} days", "inventory/config.py"),
         ("Events kept (`EVENTS_RETENTION_DAYS`)", f"{config.EVENTS_RETENTION_DAYS} days",
          "inventory/config.py"),
+        ("The embedded store's envelope", f"{n(caps.ENVELOPE_CLUSTERS)} clusters, "
+         f"{n(caps.ENVELOPE_SCANS)} scans (past it: said at start and in `/readyz`)",
+         "inventory/core/caps.py"),
         ("Clusters in an integration's answer", n(caps.MAX_INTEGRATION_CLUSTERS),
          "inventory/core/caps.py"),
         ("Webhook acknowledgement", f"a 2xx within {caps.WEBHOOK_TIMEOUT:g} s; retried for "
