@@ -19,7 +19,9 @@ from inventory.core.errors import (
     HasChildren,
     ImmutableField,
     InvalidRecord,
+    InvalidReference,
     KeyInUse,
+    NotAllowed,
     NotFound,
     StaleRevision,
 )
@@ -400,6 +402,27 @@ class ResourceStore:
             if child.collection.find_one({self.child_field: stored_key}, {"_id": 1}):
                 return child.kind
         return None
+
+    def organization_of_new(self, requested, scope):
+        """The organization a new record of a caller confined to `scope` (or
+        not) belongs to: the one `requested` (None: every organization's) if
+        the caller may make it there."""
+        if scope is None:
+            return requested
+        if requested not in (None, scope):
+            raise NotAllowed(f"A token scoped to one organization can only make "
+                             f"{self.kind}s for that organization.")
+        return scope
+
+    def insert_in_organization(self, doc, org):
+        """Insert `doc`, which belongs to organization `org` (None: to none):
+        made like any child record, it cannot outlive its organization and
+        counts against its quota."""
+        if org is None:
+            return self.insert(doc)
+        parent = self.organizations.live_parent(org)
+        self.insert_under(doc, self.organizations, parent, InvalidReference(
+            "organization", "The organization was deleted meanwhile.", org), org_id=org)
 
     def delete(self, key, force=False, scope=None, revisions=None):
         """Delete the record at `key`; with children, only when `force`d; with

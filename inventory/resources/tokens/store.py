@@ -10,7 +10,7 @@ import secrets
 import time
 from datetime import datetime, timedelta, timezone
 
-from inventory.core.errors import InvalidReference, NotAllowed, Unavailable
+from inventory.core.errors import Unavailable
 from inventory.core.ids import new_id, now_rfc3339, rfc3339
 from inventory.resources.tokens.spec import SECRET_PREFIX, SPEC
 from inventory.store.base import DELETING, ResourceStore
@@ -51,22 +51,12 @@ class TokenStore(ResourceStore):
         confined to an organization makes tokens of that organization only.
         A token of an organization is made like any child record (see
         inventory.store.base): it cannot outlive its organization."""
-        org = body.get("organization")
-        if scope is not None:
-            if org not in (None, scope):
-                raise NotAllowed("A token scoped to one organization can only make "
-                                "tokens for that organization.")
-            org = scope
+        org = self.organization_of_new(body.get("organization"), scope)
         secret = self.new_secret()
         doc = {"_id": new_id("tok"), "name": body["name"], "role": body["role"],
                "organization": org, "hash": hash_secret(secret),
                "created_by": principal, "created_on": now_rfc3339(), "last_used_on": None}
-        if org is None:
-            self.insert(doc)
-        else:
-            parent = self.organizations.live_parent(org)
-            self.insert_under(doc, self.organizations, parent, InvalidReference(
-                "organization", "The organization was deleted meanwhile.", org), org_id=org)
+        self.insert_in_organization(doc, org)
         return self.to_api(doc), secret
 
     def authenticate(self, secret):

@@ -9,7 +9,6 @@ from datetime import datetime, timedelta, timezone
 from pymongo import ReturnDocument
 
 from inventory.core.caps import WEBHOOK_BACKOFF, WEBHOOK_DELIVERY_LOG, WEBHOOK_GIVE_UP, WEBHOOK_LEASE
-from inventory.core.errors import InvalidReference, NotAllowed
 from inventory.core.ids import new_id, now_rfc3339
 from inventory.resources.webhooks.spec import SECRET_PREFIX, SPEC
 from inventory.store import pages
@@ -43,12 +42,7 @@ class WebhookStore(ResourceStore):
     def create(self, body, principal, scope=None):
         """A new webhook, delivering the events committed from now on, and its
         secret (shown this once). A scoped admin's webhooks are its organization's."""
-        org = body.get("organization")
-        if scope is not None:
-            if org not in (None, scope):
-                raise NotAllowed("A token scoped to one organization can only make webhooks "
-                                 "of that organization.")
-            org = scope
+        org = self.organization_of_new(body.get("organization"), scope)
         secret = self.new_secret()
         doc = {"_id": new_id("whk"), "organization": org, "url": body["url"],
                "filter": body.get("filter"), "description": body.get("description", ""),
@@ -56,12 +50,7 @@ class WebhookStore(ResourceStore):
                **self.audit_new(principal), "_secret": secret, "_position": self.feed.head(),
                "_attempt": 0, "_failing_since": None, "_next_attempt_at": EPOCH,
                "_lease_owner": None, "_lease_until": EPOCH}
-        if org is None:
-            self.insert(doc)
-        else:
-            parent = self.organizations.live_parent(org)
-            self.insert_under(doc, self.organizations, parent, InvalidReference(
-                "organization", "The organization was deleted meanwhile.", org), org_id=org)
+        self.insert_in_organization(doc, org)
         return self.to_api(doc), secret
 
     def update(self, key, changes, principal, scope=None, revisions=None):
