@@ -64,3 +64,18 @@ def test_idempotency_keys_expire_on_the_embedded_store_without_a_sweep(client, s
     assert collection.find_one({"_id": "env:INVENTORY_ADMIN_TOKEN:k1"}) is None
     assert collection.find_one({"_id": "env:INVENTORY_ADMIN_TOKEN:k0"}) is not None
     assert collection._collection._store._ttl_indexes == {}
+
+
+def test_a_large_count_is_trimmed_amortized_and_never_held_past_a_tenth_more(app, client,
+                                                                             inventory, store):
+    store.scans.retention_count = 40  # trimmed once every 4 scans
+    cluster = inventory.cluster()["name"]
+    trims, real_trim = [], store.scans.trim
+    store.scans.trim = lambda cluster_id: (trims.append(cluster_id), real_trim(cluster_id))
+    held = []
+    for scanned_on in range(100):
+        inventory.scan(cluster, scanned_on)
+        held.append(len(scans_of(client, cluster)))
+    assert len(trims) == 25  # not one trim per scan
+    assert max(held) <= 40 + 4 - 1  # at most a tenth more between trims
+    assert scans_of(client, cluster)[-1] == 99 and held[-1] == 40  # the newest kept
