@@ -65,8 +65,8 @@ def rows():
         ("Quotas per organization (`QUOTA_*`)", ", ".join(
             f"{kind} {n(count)}" for kind, count in caps.DEFAULT_QUOTAS.items()),
          "inventory/core/caps.py"),
-        ("Scans kept per cluster", f"{config.SCAN_RETENTION_COUNT:,} newest, "
-         f"{config.SCAN_RETENTION_DAYS} days", "inventory/config.py"),
+        ("Scans kept per cluster", f"{config.SCAN_RETENTION_COUNT:,} newest (up to a tenth "
+         f"more between trims), {config.SCAN_RETENTION_DAYS} days", "inventory/config.py"),
         ("Events kept (`EVENTS_RETENTION_DAYS`)", f"{config.EVENTS_RETENTION_DAYS} days",
          "inventory/config.py"),
         ("The embedded store's envelope", f"{n(caps.ENVELOPE_CLUSTERS)} clusters, "
