@@ -4,6 +4,7 @@ process starts, compacted into a snapshot as it grows.
 
 The design, and why: docs/design/journal.md"""
 import atexit
+import collections
 import datetime
 import fcntl
 import gc
@@ -177,9 +178,11 @@ class _Committing:
 
     def __exit__(self, *exc):
         try:
-            self._journal.commit(self._name)
+            queued = self._journal.commit(self._name)  # in order, under the lock
         finally:
             self._lock.release()
+        if queued is not None:  # written outside it: a stalled disk stalls writers only
+            self._journal.written(queued)
 
 
 class Journal:
@@ -206,6 +209,11 @@ class Journal:
         os.makedirs(self.directory, exist_ok=True)
         self._lock(lock_wait)
         self._sync_lock = _original("_thread", "allocate_lock")()
+        self._queue = collections.deque()  # [line, done, error]: lines the writer thread appends
+        self._queue_mutex = _original("_thread", "allocate_lock")()
+        self._work = _original("_thread", "allocate_lock")()  # released: the queue has work
+        self._unwritten = []  # lines that failed: written first by the next that can be
+        self._segment = 0  # the segment appended to
 
     # -- opening -------------------------------------------------------------
 
@@ -318,6 +326,7 @@ class Journal:
 
     def _start_appending(self):
         self._open_segment(self._current)
+        _original("_thread", "start_new_thread")(self._write_queued, ())
         self._next_compaction = self._compaction_threshold()
         if self.fsync == "everysec":
             _original("_thread", "start_new_thread")(self._sync_every_second, ())
@@ -425,11 +434,70 @@ class Journal:
                     records.append({"c": name, "put": document} if document is not None
                                    else {"c": name, "del": key})
         if not records:
-            return
-        self._append(encode(records))
+            return None
+        queued = self._queue_line(encode(records))
         for documents in written:
             documents.dirty = {}
         self._maybe_compact()
+        return queued
+
+    # -- the writer thread ---------------------------------------------------
+    # Commits queue their lines in order under the store's lock; one OS thread
+    # appends them, so that write(2) never runs in the event loop: a stalled
+    # or full disk stalls or refuses the writers, never reads or /healthz.
+
+    def _queue_line(self, line):
+        done = _original("_thread", "allocate_lock")()
+        done.acquire()
+        queued = [line, done, None]  # the line, released when written, the error
+        with self._queue_mutex:
+            self._queue.append(queued)
+        try:
+            self._work.release()  # wake the writer
+        except RuntimeError:
+            pass  # awake already
+        return queued
+
+    def written(self, queued):
+        """Return once the queued line is in the journal, after every earlier
+        one; Unavailable if it could not be written (it stays queued, in
+        order, ahead of the next line)."""
+        line, done, _ = queued
+        if not done.acquire(False):
+            _blocking(done.acquire)  # under gevent a pool thread waits, not the loop
+        if queued[2] is not None:
+            log.error("%s", queued[2])
+            raise Unavailable(queued[2])
+
+    def _drain(self):
+        """Wait until every queued line is written (a segment change, a close)."""
+        queued = self._queue_line(None)
+        queued[1].acquire()
+
+    def _write_queued(self):
+        """The writer thread: append queued lines in order, for ever."""
+        while True:
+            self._work.acquire()
+            while True:
+                with self._queue_mutex:
+                    if not self._queue:
+                        break
+                    queued = self._queue.popleft()
+                if queued[0] is not None:
+                    try:
+                        self._append_in_order(queued[0])
+                    except Unavailable as error:
+                        queued[2] = str(error)
+                queued[1].release()
+
+    def _append_in_order(self, line):
+        lines, self._unwritten = [*self._unwritten, line], []
+        for index, each in enumerate(lines):
+            try:
+                self._append(each)
+            except Unavailable:
+                self._unwritten = lines[index:]  # written first by the next that can be
+                raise
 
     def _append(self, line):
         if self._failure is not None:
@@ -439,7 +507,7 @@ class Journal:
         if self._closed:
             raise Unavailable("The embedded store's journal is closed.")
         self._check_file()
-        current = max(self._sizes)
+        current = self._segment
         try:
             view = memoryview(line)
             while view:
@@ -449,19 +517,18 @@ class Journal:
                 os.ftruncate(self._fd, self._sizes[current])
             except OSError as truncating:
                 self._failure = truncating
-            log.error("The journal could not be written: %s", error)
             raise Unavailable(f"The embedded store's journal in {self.directory} could not "
                               f"be written ({error.strerror}); try again shortly.") from error
         self._sizes[current] += len(line)
         self._written = True
         if self.fsync == "always":
-            self._sync(self._fd)
+            self._sync(self._fd, offload=False)  # in the writer thread already
 
     def _check_file(self):
         """Refuse to acknowledge writes into a journal that is no longer the
         one at its path (deleted, or replaced under the process): the next
         start would replay the file at the path and lose them."""
-        path = self._path("journal", max(self._sizes))
+        path = self._path("journal", self._segment)
         try:
             at_path, open_ = os.stat(path), os.fstat(self._fd)
             replaced = (at_path.st_ino, at_path.st_dev) != (open_.st_ino, open_.st_dev)
@@ -469,18 +536,16 @@ class Journal:
             replaced = True
         if replaced:
             self._failure = f"{path} was removed or replaced while in use"
-            log.error("The journal %s was removed or replaced under this process: writes are "
-                      "refused, so that none is acknowledged and then lost. Restore the file "
-                      "or restart the service.", path)
-            raise Unavailable(f"The embedded store's journal in {self.directory} was removed "
-                              "or replaced; writes are refused until the service restarts.")
+            raise Unavailable(f"The embedded store's journal {path} was removed or replaced "
+                              "under this process: writes are refused, so that none is "
+                              "acknowledged and then lost. Restore the file or restart the "
+                              "service.")
 
-    def _sync(self, fd):
+    def _sync(self, fd, offload=True):
         try:
-            _blocking(os.fsync, fd)
+            _blocking(os.fsync, fd) if offload else os.fsync(fd)
         except OSError as error:  # the kernel may have dropped the pages: stop here
             self._failure = error
-            log.error("The journal could not be synced to disk: %s", error)
             raise Unavailable(f"The embedded store's journal in {self.directory} could not "
                               f"be synced ({error.strerror}).") from error
 
@@ -508,6 +573,7 @@ class Journal:
         self._fd = os.open(self._path("journal", number),
                            os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._sizes.setdefault(number, 0)
+        self._segment = number
         _write_atomically(os.path.join(self.directory, CURRENT), f"{number}\n".encode())
         _sync_directory(self.directory)
 
@@ -522,6 +588,8 @@ class Journal:
             except (ProcessLookupError, ChildProcessError):
                 pass
             self._child = None
+        if self._fd is not None and not self._closed:
+            self._drain()  # the queued writes end first
         with self._sync_lock:
             self._closed = True
             if self._fd is not None:
@@ -554,7 +622,8 @@ class Journal:
         store's lock held, or nothing else running); its pid."""
         if self._child is not None:
             return self._child[0]
-        number = max(self._sizes) + 1
+        self._drain()  # every line so far in the ending segment, none in flight
+        number = self._segment + 1
         ended = self._fd
         started = time.perf_counter()
         self._sync(ended)  # every segment but the last is whole on disk

@@ -532,3 +532,32 @@ def test_dates_decode_as_json_util_decodes_them_on_the_fast_path():
         reference = json_util.loads(line, json_options=journal_module._OPTIONS)[0]["at"]
         assert journal_module.decode(line)[0]["at"] == reference == moment
     same()
+
+
+def test_a_stalled_disk_stalls_the_writer_never_reads(tmp_path, monkeypatch):
+    import threading
+
+    db = open_database(tmp_path)
+    db.things.insert_one({"_id": 1})
+    journal, real_write = db.journal, os.write
+    stalled, writing = threading.Event(), threading.Event()
+
+    def stalling(fd, data):
+        if fd == journal._fd:  # the journal's disk freezes (a snapshot tool, a full device)
+            writing.set()
+            stalled.wait(30)
+        return real_write(fd, data)
+    monkeypatch.setattr(journal_module.os, "write", stalling)
+    done = []
+    writer = threading.Thread(target=lambda: done.append(db.things.insert_one({"_id": 2})))
+    writer.start()
+    assert writing.wait(5)
+    started = time.monotonic()
+    assert db.things.find_one({"_id": 1}) == {"_id": 1}  # reads go on meanwhile
+    assert [d["_id"] for d in db.things.find({})] == [1, 2]  # (read-uncommitted, as Redis AOF)
+    assert time.monotonic() - started < 1 and not done  # the writer still waits
+    stalled.set()
+    writer.join(10)
+    assert done  # acknowledged once written
+    monkeypatch.setattr(journal_module.os, "write", real_write)
+    assert sorted(d["_id"] for d in reopened(db).things.find()) == [1, 2]
