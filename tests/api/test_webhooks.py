@@ -245,3 +245,18 @@ def test_readers_and_writers_cannot_touch_webhooks(app, client):
     for role in ("reader", "writer"):
         token = client.post("/tokens", json={"name": role, "role": role}).get_json()["token"]
         assert_problem(client_with(app, token).get("/webhooks"), 403)
+
+
+def test_resuming_past_the_feeds_retention_is_410(client, inventory, store, receiver):
+    inventory.org(title="before")  # the webhook starts after this event
+    made = make(client, url=receiver.url)
+    inventory.org(title="old")
+    assert client.patch(f"/webhooks/{made['id']}", json={"active": False}).get_json()[
+        "inactive_reason"] == "Made inactive by an admin."
+    # its position ages out of the feed (EVENTS_RETENTION_DAYS): the oldest kept is later
+    position = store.webhooks.collection.find_one({"_id": made["id"]})["_position"]
+    assert position
+    store.events.collection.delete_many({"_id": {"$lte": position}})
+    inventory.org(title="kept")
+    assert_problem(client.patch(f"/webhooks/{made['id']}", json={"active": True}), 410)
+    assert client.get(f"/webhooks/{made['id']}").get_json()["active"] is False

@@ -56,7 +56,7 @@ def wait_for(condition, seconds=60):
 def test_parallel_writers_events_arrive_in_feed_order_once(served, receiver):
     made = served.request("POST", "/webhooks", {"url": receiver.url}).body
     verifier = Webhook(made["secret"])
-    rounds, writers = 40, 5
+    rounds, writers = 100, 5
     latencies = []
 
     def write(index):
