@@ -19,7 +19,8 @@ class ArgoCDInputSchema(Schema):
     class Meta:
         unknown = EXCLUDE
 
-    parameters = fields.Nested(ArgoCDParametersSchema, load_default=dict)
+    # Argo CD's Go map: `null` when the ApplicationSet gives no parameters
+    parameters = fields.Nested(ArgoCDParametersSchema, load_default=dict, allow_none=True)
 
 
 class ArgoCDGetParamsRequestSchema(BodySchema):
@@ -32,8 +33,11 @@ class ArgoCDGetParamsRequestSchema(BodySchema):
     class Meta:
         unknown = EXCLUDE  # fields a later Argo CD adds
 
-    applicationSetName = fields.String(metadata={"description": "The ApplicationSet asking."})
-    input = fields.Nested(ArgoCDInputSchema, load_default=lambda: {"parameters": {}})
+    applicationSetName = fields.String(required=True, metadata={
+        "description": "The ApplicationSet asking."})
+    input = fields.Nested(ArgoCDInputSchema, required=True, metadata={
+        "description": "`parameters.filter` is the clusters' filter; other parameters are "
+                       "ignored."})
 
 
 class ArgoCDClusterParametersSchema(Schema):

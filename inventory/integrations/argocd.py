@@ -35,6 +35,6 @@ class GetParams(MethodView):
         more clusters than the documented maximum, the database away) is an
         error answer, never an empty or truncated list, since Argo CD deletes
         the applications of clusters that leave the list."""
-        filter_text = body["input"]["parameters"].get("filter")
+        filter_text = (body["input"].get("parameters") or {}).get("filter")
         clusters = every_matching_cluster(filter_text, "body.input.parameters.filter")
         return {"output": {"parameters": [parameters(cluster) for cluster in clusters]}}

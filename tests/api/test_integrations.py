@@ -53,6 +53,21 @@ def test_argocd_filter_selects_clusters(client, fleet):
     assert nothing.status_code == 200 and nothing.get_json() == {"output": {"parameters": []}}
 
 
+def test_argocd_without_parameters_lists_every_cluster(client, fleet):
+    # Argo CD's Go client sends a nil parameters map as null
+    body = {"applicationSetName": "fleet", "input": {"parameters": None}}
+    params = client.post(GETPARAMS, json=body).get_json()["output"]["parameters"]
+    assert len(params) == 3
+
+
+@pytest.mark.parametrize("body", [None, {}, {"applicationSetName": "fleet"},
+                                  {"input": {"parameters": {}}}, [], "x"])
+def test_argocd_refuses_a_body_that_is_not_argo_cds(client, fleet, body):
+    response = client.post(GETPARAMS, json=body) if body is not None else client.post(GETPARAMS)
+    assert response.status_code in (415, 422)
+    assert response.mimetype == "application/problem+json"
+
+
 @pytest.mark.parametrize("filter_value", ["environment=", 'nope="x"', 42, ["x"]])
 def test_argocd_bad_filter_is_422_not_an_empty_list(client, fleet, filter_value):
     response = client.post(GETPARAMS, json=argocd_body(filter=filter_value))
