@@ -20,7 +20,7 @@ from inventory.core.ordering import MAX_ORDER_BY
 from inventory.http.problems import MAX_ENTRIES
 from inventory.http.schema_urls import schema_url
 from inventory.store.pages import MAX_EXAMINED
-from schemas.fields import WholeNumber
+from schemas.fields import MAX_SAFE_INTEGER, WholeNumber
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -263,8 +263,8 @@ class HealthSchema(BodySchema):
 class EnvelopeSchema(Schema):
     """The embedded store's size against the envelope it is measured for."""
 
-    clusters = fields.Integer(required=True, metadata={"minimum": 0})
-    scans = fields.Integer(required=True, metadata={"minimum": 0})
+    clusters = WholeNumber(required=True, metadata={"minimum": 0, "maximum": MAX_SAFE_INTEGER})
+    scans = WholeNumber(required=True, metadata={"minimum": 0, "maximum": MAX_SAFE_INTEGER})
     within = fields.Boolean(required=True, metadata={
         "description": "Whether it holds at most 100,000 clusters and 1,000,000 scans; past "
                        "them it keeps its promises as far as it can (use MongoDB)."})

@@ -1,9 +1,14 @@
 """The integrations' bodies, as Argo CD's plugin generator and Prometheus' discovery define them."""
+import re
+
 from marshmallow import EXCLUDE, Schema, fields, validate
 
+from inventory.core.caps import MAX_INTEGRATION_CLUSTERS
 from inventory.core.filtering import MAX_LENGTH as MAX_FILTER
 from schemas.common import FILTER_DESCRIPTION, BodySchema
 
+# an ApplicationSet's name: a Kubernetes object name (a DNS subdomain)
+_K8S_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 _FILTER = {"description": FILTER_DESCRIPTION.split("A filtered page")[0].strip(),
            "examples": ['environment="production"', "labels:team"]}
 
@@ -32,9 +37,12 @@ class ArgoCDGetParamsRequestSchema(BodySchema):
 
     class Meta:
         unknown = EXCLUDE  # fields a later Argo CD adds
+        exclude = ("schema_url",)  # a request: it names no schema of its own
 
-    applicationSetName = fields.String(required=True, metadata={
-        "description": "The ApplicationSet asking."})
+    applicationSetName = fields.String(
+        required=True, validate=validate.Regexp(_K8S_NAME, error="Must be a Kubernetes name."),
+        metadata={"description": "The ApplicationSet asking.", "pattern": _K8S_NAME.pattern,
+                  "maxLength": 253})
     input = fields.Nested(ArgoCDInputSchema, required=True, metadata={
         "description": "`parameters.filter` is the clusters' filter; other parameters are "
                        "ignored."})
@@ -56,7 +64,8 @@ class ArgoCDClusterParametersSchema(Schema):
 
 
 class ArgoCDOutputSchema(Schema):
-    parameters = fields.List(fields.Nested(ArgoCDClusterParametersSchema), required=True)
+    parameters = fields.List(fields.Nested(ArgoCDClusterParametersSchema), required=True,
+                             metadata={"maxItems": MAX_INTEGRATION_CLUSTERS})
 
 
 class ArgoCDResponseSchema(Schema):
@@ -73,5 +82,5 @@ class PrometheusTargetGroupSchema(Schema):
     """One target group of Prometheus' HTTP service discovery."""
 
     targets = fields.List(fields.String(), required=True,
-                          metadata={"examples": [["api.prod.example.com:6443"]]})
+                          metadata={"maxItems": 1, "examples": [["api.prod.example.com:6443"]]})
     labels = fields.Dict(keys=fields.String(), values=fields.String(), required=True)

@@ -16,7 +16,7 @@ from schemas.common import (
     schema_url_field,
 )
 from schemas.events import EVENT_ID_LENGTH, EVENT_ID_RE
-from schemas.fields import Text, WholeNumber
+from schemas.fields import MAX_SAFE_INTEGER, Text, WholeNumber
 
 _EVENT_ID = {"pattern": EVENT_ID_RE.pattern, "maxLength": EVENT_ID_LENGTH}
 
@@ -89,14 +89,15 @@ class WebhookDeliverySchema(BodySchema):
 
     SCHEMA_NAME = "WebhookDelivery"
     event = fields.String(required=True, metadata=_EVENT_ID)
-    attempt = WholeNumber(required=True, metadata={"minimum": 1, "description": (
+    attempt = WholeNumber(required=True, metadata={"minimum": 1, "maximum": MAX_SAFE_INTEGER,
+                                                   "description": (
         "1 for the first attempt at this event, counting up while it is retried.")})
     status_code = WholeNumber(required=True, allow_none=True, metadata={
         "minimum": 100, "maximum": 599,
         "description": "The receiver's status code; null when none came (see `error`)."})
     error = fields.String(required=True, allow_none=True, metadata={
         "description": "Why no answer counted: a timeout, a refused address, ..."})
-    duration_ms = WholeNumber(required=True, metadata={"minimum": 0})
+    duration_ms = WholeNumber(required=True, metadata={"minimum": 0, "maximum": 3_600_000})
     at = fields.String(required=True, metadata={"format": "date-time"})
 
 
