@@ -29,7 +29,13 @@ from inventory.embedded import mongomock_internals
 class _StoreLock:
     """The store's one lock (reentrant), knowing how deeply the current
     thread holds it: a long walk lets go of it only where no caller above
-    relies on holding it."""
+    relies on holding it.
+
+    It also keeps each thread's time under it since the thread last let
+    others run: a sequence of operations (a forced delete's cascade, one
+    event per removed record) lets others run between two of them once it
+    has held the lock for _TURN_SECONDS, as one long walk does between its
+    slices. Under gevent that bounds how long such a sequence holds the loop."""
 
     def __init__(self):
         self._lock = threading.RLock()
@@ -37,11 +43,29 @@ class _StoreLock:
 
     def acquire(self):
         self._lock.acquire()
-        self._held.depth = getattr(self._held, "depth", 0) + 1
+        held = self._held
+        held.depth = getattr(held, "depth", 0) + 1
+        if held.depth == 1:
+            held.since = time.perf_counter()
 
     def release(self):
-        self._held.depth -= 1
+        """Release; True when this let others run (the turn was used up)."""
+        held = self._held
+        held.depth -= 1
+        if held.depth:
+            self._lock.release()
+            return False
+        held.used = getattr(held, "used", 0.0) + time.perf_counter() - held.since
         self._lock.release()
+        if held.used <= _TURN_SECONDS:
+            return False
+        self.let_others_run()
+        return True
+
+    def let_others_run(self):
+        """Between two slices of a walk: others go first; the turn starts anew."""
+        self._held.used = 0.0
+        _let_others_run()
 
     def __enter__(self):
         self.acquire()
@@ -55,8 +79,10 @@ class _StoreLock:
 
 _LOCK = _StoreLock()
 _SLICE_SECONDS = 0.002  # a walk's time under the lock before it lets others in
+_TURN_SECONDS = 0.005  # a thread's time under the lock, over operations, before others go
 _CLOCK_EVERY = 16  # entries examined between looks at the clock
 _LONG_WALKS = threading.Semaphore(1)  # long walks advance one at a time
+_SLICE_DOCUMENTS = 512  # documents a summary's pass reads between looks at the clock
 _LONG_WALK_ENTRIES = 256  # entries examined that make a walk long: more than a page's
 
 
@@ -73,6 +99,9 @@ def _let_others_run():
         time.sleep(0)
 _READS = frozenset({"count_documents", "estimated_document_count", "index_information",
                     "list_indexes", "distinct", "name", "full_name", "database"})
+# writes that change indexes, not documents: the caches of keys and orders
+# (a pass over every document to make again) stay
+_INDEX_WRITES = frozenset({"create_index", "create_indexes", "drop_index", "drop_indexes"})
 _KEYED_UPDATES = frozenset({"$set", "$unset", "$inc"})
 _CONTAINERS = (dict, list)
 _ABSENT = object()
@@ -395,6 +424,7 @@ class LockedCollection:
         # made by mongomock
         self._ttl = None
         self._expiring = None
+        self._take_over_expiry()  # a replayed collection's
 
     def estimated_document_count(self, **kwargs):
         """How many documents: the dict's size (mongomock counts by matching each)."""
@@ -454,14 +484,13 @@ class LockedCollection:
         query checked as `find` checks it: mongomock's aggregation engine
         takes several times as long. Only the pass holds the lock (reading
         the grouped values, a column per path); counting them and shaping
-        the answer do not. Any other pipeline, or a grouped value that is
+        the answer do not (the pass is sliced: `_columns`). Any other pipeline, or a grouped value that is
         an object or an array (mongomock's rules decide those), goes to
         mongomock, inside the lock."""
         shape = None if kwargs else _count_by_fields(pipeline)
         if shape is not None:
             query, paths, count_name = shape
-            with _LOCK:
-                columns = self._columns(_matcher(query), [parts for _, parts in paths])
+            columns = self._columns(_matcher(query), [parts for _, parts in paths])
             try:
                 counts = collections.Counter(zip(*columns))
             except TypeError:  # unhashable: an object or an array
@@ -478,15 +507,37 @@ class LockedCollection:
     def _columns(self, matches, paths):
         """For each path, its values (_ABSENT where none) in the matching
         documents, in one order: read a column at a time, which costs half
-        what a loop per document does."""
-        matched = list(filter(matches, self._documents().values()))
-        columns = []
-        for first, *rest in paths:
-            values = [document.get(first, _ABSENT) for document in matched]
-            for part in rest:  # a dotted path: through objects only
-                values = [value.get(part, _ABSENT) if isinstance(value, dict) else
-                          [] if isinstance(value, list) else _ABSENT for value in values]
-            columns.append(values)
+        what a loop per document does. In slices of _SLICE_DOCUMENTS
+        documents, letting others in (as a long walk does) when a slice's
+        time ran out: a document written meanwhile is counted as its slice
+        reads it, one inserted after the pass began is not (as a collection
+        scan that yields, on MongoDB)."""
+        columns = [[] for _ in paths]
+        queued = False
+        _LOCK.acquire()
+        try:
+            self._expire()
+            keys = list(self._documents())
+            slice_ends = time.perf_counter() + _SLICE_SECONDS
+            for start in range(0, len(keys), _SLICE_DOCUMENTS):
+                documents = self._documents()
+                matched = list(filter(matches, [
+                    documents[key] for key in keys[start:start + _SLICE_DOCUMENTS]
+                    if key in documents]))
+                for column, (first, *rest) in zip(columns, paths):
+                    values = [document.get(first, _ABSENT) for document in matched]
+                    for part in rest:  # a dotted path: through objects only
+                        values = [value.get(part, _ABSENT) if isinstance(value, dict) else
+                                  [] if isinstance(value, list) else _ABSENT
+                                  for value in values]
+                    column.extend(values)
+                if time.perf_counter() > slice_ends and _LOCK.held_once():
+                    queued = self._let_others_in(queued, long=True)
+                    slice_ends = time.perf_counter() + _SLICE_SECONDS
+        finally:
+            _LOCK.release()
+            if queued:
+                _LONG_WALKS.release()
         return columns
 
     # -- writes by key -------------------------------------------------------
@@ -622,8 +673,9 @@ class LockedCollection:
             mongomock_internals.collection_store(self._collection))
         for index in list(indexes.values()):
             if len(index["key"]) == 1:
-                self._ttl = (index["key"][0][0], int(index["expireAfterSeconds"]))
-                self._expiring = None
+                ttl = (index["key"][0][0], int(index["expireAfterSeconds"]))
+                if ttl != self._ttl:
+                    self._ttl, self._expiring = ttl, None
         indexes.clear()
 
     def _expire(self):
@@ -632,9 +684,10 @@ class LockedCollection:
         if self._ttl is None:
             return
         if self._expiring is None:
-            self._expiring = []
-            for document in self._documents().values():
-                self._will_expire(document)
+            field = self._ttl[0]
+            self._expiring = [(moment, document["_id"]) for document in
+                              self._documents().values()
+                              if (moment := _naive(document.get(field))) is not None]
             heapq.heapify(self._expiring)
         field, seconds = self._ttl
         now = datetime.now(timezone.utc).replace(tzinfo=None)
@@ -807,11 +860,43 @@ class LockedCollection:
 
     def _ordered_keys(self):
         if self._keys is None:
-            keys = [document["_id"] for document in self._documents().values()]
-            if not all(isinstance(key, str) for key in keys):
-                return None  # mixed key types: leave ordering to mongomock
+            keys = list(self._documents())  # a string `_id` is its own key there
+            if set(map(type, keys)) - {str}:
+                return None  # other key types: leave ordering to mongomock
             self._keys = sorted(keys)
         return self._keys
+
+    def warm(self):
+        """Make, before anything is served, what reads would otherwise make
+        on first use under the lock: the order of the keys, the lookups of
+        indexed fields and the expiry heap (each a pass over every document,
+        0.1-0.5 s at a million)."""
+        with _LOCK:
+            # fields of the API (ids, parents, hashes) are looked up; internal
+            # ones (a leading underscore: order keys, times) and the expiry
+            # time are walked in order
+            expiry = self._ttl[0] if self._ttl is not None else None
+            fields = sorted({info["key"][0][0] for info in
+                             self._collection.index_information().values()
+                             if not info["key"][0][0].startswith("_")} - {expiry})
+            lookups = {field: {} for field in fields}
+            expiring = [] if self._ttl is not None and self._expiring is None else None
+            ttl_field = self._ttl[0] if expiring is not None else None
+            # one pass: at a million records each pass is mostly cache misses
+            for document in self._documents().values():
+                for field, lookup in lookups.items():
+                    value = document.get(field)
+                    if isinstance(value, str):
+                        lookup.setdefault(value, []).append(document["_id"])
+                if expiring is not None and (
+                        moment := _naive(document.get(ttl_field))) is not None:
+                    expiring.append((moment, document["_id"]))
+            self._by_field.update(lookups)
+            if expiring is not None:
+                heapq.heapify(expiring)
+                self._expiring = expiring
+            self._expire()
+            self._ordered_keys()
 
     def _walk(self, entries, field, backwards, query, projection, limit, skip=0):
         """The page of `query` in `field` order: from the bound the query
@@ -874,12 +959,13 @@ class LockedCollection:
         """Release the lock, wait for this walk's turn if it is `long` (and
         not `queued` already) and for others to run, take the lock back.
         True: this walk holds its turn among the long ones."""
-        _LOCK.release()
+        others_ran = _LOCK.release()
         try:
             if long and not queued:
                 _LONG_WALKS.acquire()
                 queued = True
-            _let_others_run()
+            if not others_ran:
+                _LOCK.let_others_run()
         finally:
             _LOCK.acquire()
         return queued
@@ -892,7 +978,10 @@ class LockedCollection:
         def locked(*args, **kwargs):
             with _LOCK if name in _READS else self._write_lock:
                 self._expire()
-                if name not in _READS:  # a write may add, remove or change keys
+                if name in _INDEX_WRITES:  # a field not looked up may now be
+                    self._by_field = {field: lookup for field, lookup
+                                      in self._by_field.items() if lookup is not None}
+                elif name not in _READS:  # a write may add, remove or change keys
                     self._keys, self._sorted, self._by_field = None, {}, {}
                     self._expiring = None
                 return attribute(*args, **kwargs)
@@ -936,4 +1025,7 @@ def embedded_database(name, data_dir=None, fsync="everysec"):
         return LockedDatabase(database)
     from inventory.embedded.journal import Journal
 
-    return LockedDatabase(database, Journal.open(data_dir, database, fsync))
+    locked = LockedDatabase(database, Journal.open(data_dir, database, fsync))
+    for name in database.list_collection_names():
+        locked[name].warm()
+    return locked

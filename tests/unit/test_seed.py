@@ -43,3 +43,28 @@ def test_the_seeded_estate_reads_and_writes_like_api_made_records(app, runner, c
         == 204
     # the first organization held 7 (25 over 4, the remainder first) and the new one
     assert len(client.get("/kubeclusters?limit=100").get_json()["results"]) == 25 + 1 - 8
+
+
+def test_a_seed_into_a_data_dir_ends_as_one_snapshot_the_next_start_reads(tmp_path):
+    """The journaled estate is compacted at the end: one BSON snapshot and
+    an empty segment, so a start reads it in C rather than line by line."""
+    import os
+
+    from app import create_app
+    from inventory.config import Config
+
+    data = tmp_path / "data"
+    app = create_app(Config(TESTING=True, INVENTORY_DATA_DIR=str(data), INVENTORY_FSYNC="no"))
+    result = app.test_cli_runner().invoke(args=["seed", "--clusters", "12",
+                                                "--scans-per-cluster", "2"])
+    assert result.exit_code == 0, result.output
+    app.extensions["inventory.store"].db.journal.close()
+    names = sorted(os.listdir(data))
+    snapshots = [name for name in names if name.startswith("snapshot-")]
+    assert len(snapshots) == 1 and snapshots[0].endswith(".bson")
+    segments = [name for name in names if name.startswith("journal-")]
+    assert segments == [f"journal-{snapshots[0][9:15]}.jsonl"]
+    assert os.path.getsize(data / segments[0]) == 0
+    again = create_app(Config(TESTING=True, INVENTORY_DATA_DIR=str(data), INVENTORY_FSYNC="no"))
+    assert again.extensions["inventory.store"].clusters.collection.count_documents({}) == 12
+    again.extensions["inventory.store"].db.journal.close()

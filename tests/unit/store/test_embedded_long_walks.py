@@ -5,6 +5,7 @@ order; nothing twice; what was deleted before the walk reached it, never."""
 import contextlib
 import random
 import threading
+import time
 
 import mongomock_ng
 import pytest
@@ -161,3 +162,85 @@ def test_parallel_walkers_and_writers_never_see_a_record_twice_or_miss_a_still_o
     for thread in writers:
         thread.join()
     assert failures == []
+
+
+# -- a summary's pass -----------------------------------------------------
+
+SUMMARY = [{"$match": {"group": {"$ne": 99}}},
+           {"$group": {"_id": {"g0": "$group"}, "count": {"$sum": 1}}}]
+
+
+def counts(rows):
+    return {row["_id"].get("g0"): row["count"] for row in rows}
+
+
+def test_a_summary_pass_lets_others_in_and_counts_what_each_slice_reads(
+        things, monkeypatch):
+    """Sliced like a long walk: a record deleted before its slice is read is
+    not counted, one inserted after the pass began is not either, and the
+    rest are counted once."""
+    monkeypatch.setattr(embedded, "_SLICE_SECONDS", -1.0)
+    monkeypatch.setattr(embedded, "_SLICE_DOCUMENTS", 10)
+    last_key = list(embedded.mongomock_internals.documents(
+        embedded.mongomock_internals.collection_store(things._collection)))[-1]
+
+    def write(call):
+        if call == 1:
+            things.delete_one({"_id": last_key})  # in the last slice: not read yet
+            things.insert_one({"_id": "new", "name": "new", "group": 0})
+    calls = between_slices(monkeypatch, write)
+    found = counts(things.aggregate(SUMMARY))
+    assert len(calls) >= N // 10 - 1
+    assert sum(found.values()) == N - 1
+    group = int(last_key[1:]) % 3
+    assert found[group] == sum(1 for i in range(N) if i % 3 == group) - 1
+
+
+def test_a_summary_under_an_outer_hold_of_the_lock_never_lets_go(things, monkeypatch):
+    monkeypatch.setattr(embedded, "_SLICE_SECONDS", -1.0)
+    monkeypatch.setattr(embedded, "_SLICE_DOCUMENTS", 10)
+    calls = between_slices(monkeypatch, lambda call: None)
+    with embedded._LOCK:
+        found = counts(things.aggregate(SUMMARY))
+    assert calls == [] and sum(found.values()) == N
+
+
+# -- turns across operations ----------------------------------------------
+
+def test_a_sequence_of_operations_lets_others_run_once_its_turn_is_used(things, monkeypatch):
+    """A cascade is many short operations: once a thread has held the lock
+    for _TURN_SECONDS over them, it lets others run before going on; a few
+    quick ones never do, nor does anything under an outer hold."""
+    calls = between_slices(monkeypatch, lambda call: None)
+    monkeypatch.setattr(embedded, "_TURN_SECONDS", 1.0)
+    for i in range(20):
+        things.find_one({"_id": f"k{i:03d}"})
+    assert calls == []
+    monkeypatch.setattr(embedded, "_TURN_SECONDS", 0.0)
+    with embedded._LOCK:
+        for i in range(20):
+            things.update_one({"_id": f"k{i:03d}"}, {"$set": {"name": "x"}})
+    assert len(calls) == 1  # at the outer release only
+    for i in range(20, 40):
+        things.delete_one({"_id": f"k{i:03d}"})
+    assert len(calls) == 21  # after each operation: each used up the (empty) turn
+
+
+def test_a_turn_counts_each_threads_own_time_only(things, monkeypatch):
+    """Waiting for another thread's long hold does not use up this thread's
+    turn: only the thread that held the lock long lets others run."""
+    ran = []
+    between_slices(monkeypatch, lambda call: ran.append(threading.get_ident()))
+    monkeypatch.setattr(embedded, "_TURN_SECONDS", 0.05)
+    held = threading.Event()
+
+    def long_hold():
+        with embedded._LOCK:
+            held.set()
+            time.sleep(0.1)
+    other = threading.Thread(target=long_hold)
+    other.start()
+    held.wait()
+    things.find_one({"_id": "k001"})  # waits for the other thread's hold
+    other.join()
+    assert ran == [other.ident]

@@ -14,6 +14,7 @@ import sys
 import textwrap
 import time
 
+import bson
 import mongomock_ng
 import pytest
 from bson import Decimal128, Int64, ObjectId, json_util
@@ -25,7 +26,13 @@ from inventory.config import Config
 from inventory.core.errors import Unavailable
 from inventory.embedded import journal as journal_module
 from inventory.embedded.database import LockedDatabase, embedded_database
-from inventory.embedded.journal import DataDirectoryInUse, Journal, JournalCorrupt
+from inventory.embedded.journal import (
+    DataDirectoryInUse,
+    Journal,
+    JournalCorrupt,
+    decode_snapshot_record,
+    encode,
+)
 from inventory.resources import store_classes
 from inventory.resources.clusters.store import ClusterStore
 from inventory.store import Store
@@ -237,10 +244,46 @@ def test_a_snapshot_cut_short_stops_the_start(tmp_path):
     db.journal.compact()
     db.journal.wait_for_compaction()
     db.journal.close()
-    snapshot = tmp_path / "snapshot-000002.jsonl"
+    snapshot = tmp_path / "snapshot-000002.bson"
     snapshot.write_bytes(snapshot.read_bytes()[:-3])  # only a journal's last line may be torn
-    with pytest.raises(JournalCorrupt, match=f"{snapshot} line 2 is cut short"):
+    with pytest.raises(JournalCorrupt, match=f"{snapshot} record 2 is not a snapshot record"):
         open_database(tmp_path)
+
+
+def test_a_snapshot_holds_what_bson_cannot_and_keeps_the_types(tmp_path):
+    """Snapshots are BSON; a record BSON cannot encode (an integer past 64
+    bits) is kept as its JSON line, and datetimes come back naive UTC."""
+    db = open_database(tmp_path)
+    when = datetime.datetime(2026, 11, 25, 6, 28, 51, 347000)
+    db.things.insert_one({"_id": "big", "n": 2**70, "nested": {"list": [1, "a", None]}})
+    db.things.insert_one({"_id": "time", "at": when, "float": 0.5, "flag": True})
+    db.journal.compact()
+    assert db.journal.wait_for_compaction()
+    before = contents(db)
+    db = reopened(db)
+    assert contents(db) == before
+    assert db.things.find_one({"_id": "big"})["n"] == 2**70
+    assert db.things.find_one({"_id": "time"})["at"] == when
+
+
+def test_a_json_lines_snapshot_of_an_earlier_version_is_still_read(tmp_path):
+    db = open_database(tmp_path)
+    db.things.insert_many([{"_id": i, "v": str(i)} for i in range(5)])
+    db.things.create_index([("v", 1)])
+    db.journal.compact()
+    assert db.journal.wait_for_compaction()
+    db.things.delete_one({"_id": 3})  # in the segment after the snapshot
+    before = contents(db)
+    db.journal.close()
+    snapshot = tmp_path / "snapshot-000002.bson"
+    with open(snapshot, "rb") as documents:
+        records = [record for document in bson.decode_file_iter(documents)
+                   for record in decode_snapshot_record(document)]
+    (tmp_path / "snapshot-000002.jsonl").write_bytes(b"".join(encode([r]) for r in records))
+    snapshot.unlink()
+    db = open_database(tmp_path)
+    assert contents(db) == before
+    assert "v_1" in db.things.index_information()
 
 
 def test_a_missing_segment_stops_the_start(tmp_path):
@@ -301,7 +344,7 @@ def test_compaction_then_more_writes_then_a_restart_gives_the_same_data(tmp_path
     db.things.insert_one({"_id": 100, "v": "after"})
     db.things.delete_one({"_id": 11})
     assert sorted(os.listdir(tmp_path)) == ["current-segment", "journal-000002.jsonl", "lock",
-                                            "snapshot-000002.jsonl"]
+                                            "snapshot-000002.bson"]
     before = contents(db)
     db = reopened(db)
     assert contents(db) == before
@@ -561,3 +604,27 @@ def test_a_stalled_disk_stalls_the_writer_never_reads(tmp_path, monkeypatch):
     assert done  # acknowledged once written
     monkeypatch.setattr(journal_module.os, "write", real_write)
     assert sorted(d["_id"] for d in reopened(db).things.find()) == [1, 2]
+
+
+def test_a_start_makes_the_caches_reads_would_make_under_the_lock(tmp_path):
+    """embedded_database warms each collection before anything is served:
+    the key order, the lookups of the API's indexed fields and the expiry
+    heap are there, and equal to what first use would have made."""
+    db = embedded_database("inventory", str(tmp_path), "no")
+    db.things.create_index([("parent", 1)])
+    db.things.create_index([("_order_name", 1)])
+    db.things.create_index([("at", 1)], expireAfterSeconds=3600)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, microsecond=0)
+    db.things.insert_many([{"_id": f"k{i:02d}", "parent": f"p{i % 3}", "_order_name": str(i),
+                            "at": now} for i in range(30, 0, -1)])
+    db.journal.close()
+    db = embedded_database("inventory", str(tmp_path), "no")
+    things = db.things
+    assert things._keys == sorted(f"k{i:02d}" for i in range(1, 31))
+    assert set(things._by_field) == {"parent"}  # not the internal order key
+    warmed = {value: sorted(keys) for value, keys in things._by_field["parent"].items()}
+    assert sorted(things._expiring) == sorted((now, f"k{i:02d}") for i in range(1, 31))
+    things._by_field, things._keys, things._expiring = {}, None, None
+    assert {value: sorted(keys) for value, keys in things._index_lookup("parent").items()} \
+        == warmed
+    db.journal.close()

@@ -1,0 +1,194 @@
+"""The embedded store's envelope: how long each kind of work holds the event
+loop at 100,000 clusters and 1,000,000 scans (docs/design/envelope.md).
+
+Served as the Procfile serves it (gunicorn.conf.py, the gevent worker, one
+process) on a copy of a data dir that `flask --app app seed` wrote (made
+first, with --clusters and --scans-per-cluster, when --estate does not
+exist). A probe thread asks `/healthz` on its own kept-alive connection
+every 5 ms; while one operation runs, the probe's slowest answer, less its
+idle median, is how long that operation held the loop (the promise: at most
+50 ms). The operations run one at a time, each after a quiet second:
+
+- start-up: from the process's spawn to the first `/healthz` answer, and
+  the compaction's pause as the journal logs it;
+- idle: 12 s of nothing (the outbox sweep runs every 5 s);
+- first pages: clusters by key, clusters by name, one cluster's scans;
+- summaries: by environment and version, by support status;
+- a scan's POST into a cluster past SCAN_RETENTION_COUNT (run at 10): the trim;
+- forced deletes: a platform, then an organization (each with 1/K of the
+  clusters and their scans).
+
+    .venv/bin/python -m bench.envelope [--estate /tmp/estate] [--clusters 100000]
+        [--scans-per-cluster 10] [--organizations 1000]
+
+Appends its table to bench/envelope.txt.
+"""
+import argparse
+import datetime
+import http.client
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from bench.run import GUNICORN, ROOT, free_ports
+
+ADMIN = "bench-envelope-admin-token"
+PROMISE_MS = 50
+
+
+class Probe(threading.Thread):
+    """`GET /healthz` every 5 ms on one kept-alive connection: (sent, ms)."""
+
+    def __init__(self, port):
+        super().__init__(daemon=True)
+        self.port, self.samples, self.stopping = port, [], threading.Event()
+
+    def run(self):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        while not self.stopping.is_set():
+            sent = time.monotonic()
+            connection.request("GET", "/healthz")
+            connection.getresponse().read()
+            self.samples.append((sent, (time.monotonic() - sent) * 1000))
+            time.sleep(0.005)
+
+    def worst(self, start, end):
+        """The slowest answer to a probe sent in [start, end]."""
+        return max((ms for sent, ms in self.samples if start <= sent <= end), default=0.0)
+
+    def idle_median(self):
+        return statistics.median(ms for _, ms in self.samples)
+
+
+def request(port, method, path, body=None):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    try:
+        connection.request(method, path, body=None if body is None else json.dumps(body),
+                           headers={"Authorization": f"Bearer {ADMIN}",
+                                    "Content-Type": "application/json"})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def seed(estate, args):
+    print(f"seeding {estate} ...", file=sys.stderr)
+    subprocess.run([os.path.join(ROOT, ".venv/bin/flask"), "--app", "app", "seed",
+                    "--clusters", str(args.clusters), "--scans-per-cluster",
+                    str(args.scans_per_cluster), "--organizations", str(args.organizations)],
+                   cwd=ROOT, env={**os.environ, "INVENTORY_DATA_DIR": estate}, check=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--estate", default="/tmp/estate")
+    parser.add_argument("--clusters", type=int, default=100_000)
+    parser.add_argument("--scans-per-cluster", type=int, default=10)
+    parser.add_argument("--organizations", type=int, default=1000)
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "envelope.txt"))
+    args = parser.parse_args()
+    if not os.path.isdir(args.estate):
+        seed(args.estate, args)
+    work = tempfile.mkdtemp(prefix="envelope-")
+    data = os.path.join(work, "data")
+    shutil.copytree(args.estate, data, ignore=shutil.ignore_patterns("lock", "*.tmp"))
+    (port,) = free_ports(1)
+    log_path = os.path.join(work, "gunicorn.log")
+    env = {**os.environ, "PORT": str(port), "WEB_CONCURRENCY": "1", "GUNICORN_TIMEOUT": "300",
+           "INVENTORY_DATA_DIR": data, "INVENTORY_ADMIN_TOKEN": ADMIN,
+           "SCAN_RETENTION_COUNT": "10"}
+    env.pop("MONGODB_URI", None)
+    rows = []
+    spawned = time.monotonic()
+    with open(log_path, "w") as log:
+        process = subprocess.Popen([GUNICORN, "-c", os.path.join(ROOT, "gunicorn.conf.py"),
+                                    "app:app"], cwd=ROOT, env=env, stdout=log,
+                                   stderr=subprocess.STDOUT)
+    try:
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(open(log_path).read()[-3000:])
+            try:
+                if request(port, "GET", "/healthz")[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.05)
+        rows.append(("start-up (spawn to the first answer)", (time.monotonic() - spawned) * 1000,
+                     "10 s promised"))
+        probe = Probe(port)
+        probe.start()
+        time.sleep(3)
+        idle = probe.idle_median()
+
+        def held(name, action):
+            time.sleep(1)
+            start = time.monotonic()
+            outcome = action()
+            time.sleep(0.05)
+            worst = probe.worst(start, time.monotonic())
+            rows.append((name, max(0.0, worst - idle), outcome))
+
+        def get(path):
+            return lambda: f"{request(port, 'GET', path)[0]} in " \
+                           f"{timed(lambda: request(port, 'GET', path)):.0f} ms (again)"
+
+        held("idle for 12 s (two outbox sweeps)", lambda: time.sleep(12) or "")
+        held("first page of clusters", get("/kubeclusters?limit=20"))
+        held("first page of clusters by name", get("/kubeclusters?limit=20&order_by=name"))
+        clusters = json.loads(request(port, "GET", "/kubeclusters?limit=1")[1])["results"]
+        cluster = clusters[0]["name"]
+        held("first page of one cluster's scans", get(f"/kubeclusters/{cluster}/scans?limit=20"))
+        held("summary by environment, version",
+             get("/kubeclusters:summary?group_by=environment,version"))
+        held("summary by support.status", get("/kubeclusters:summary?group_by=support.status"))
+        held("3 scans into a cluster at SCAN_RETENTION_COUNT (the trim)", lambda: ", ".join(
+            str(request(port, "POST", f"/kubeclusters/{cluster}/scans", {})[0])
+            for _ in range(3)))
+        platforms = json.loads(request(port, "GET", "/kubeplatforms?limit=2")[1])["results"]
+        held("forced delete of a platform (1/K of the estate)", lambda: str(request(
+            port, "DELETE", f"/kubeplatforms/{platforms[1]['name']}?force=true")[0]))
+        orgs = json.loads(request(port, "GET", "/organizations?limit=3")[1])["results"]
+        held("forced delete of an organization (1/K of the estate)", lambda: str(request(
+            port, "DELETE", f"/organizations/{orgs[2]['id']}?force=true")[0]))
+        probe.stopping.set()
+        probe.join()
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    log_text = open(log_path).read()
+    pauses = re.findall(r"the store waited (\d+) ms", log_text)
+    if pauses:
+        rows.append(("journal compaction (the store's wait, as logged)",
+                     max(map(float, pauses)), f"{len(pauses)} compaction(s)"))
+    shutil.rmtree(work, ignore_errors=True)
+    lines = [f"# python -m bench.envelope  ({datetime.datetime.now():%Y-%m-%d %H:%M}, "
+             f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; estate {args.estate}: "
+             f"{args.clusters:,} clusters, {args.clusters * args.scans_per_cluster:,} scans, "
+             f"{args.organizations:,} organizations)",
+             f"probe's idle median {idle:.1f} ms; promise: no hold over {PROMISE_MS} ms",
+             f"{'what':<62} {'held ms':>9}  outcome"]
+    for name, ms, outcome in rows:
+        mark = "" if name.startswith("start-up") or ms <= PROMISE_MS else "  OVER"
+        lines.append(f"{name:<62} {ms:9.1f}  {outcome}{mark}")
+    text = "\n".join(lines)
+    print(text)
+    with open(args.out, "a") as out:
+        out.write(text + "\n\n")
+
+
+def timed(action):
+    start = time.monotonic()
+    action()
+    return (time.monotonic() - start) * 1000
+
+
+if __name__ == "__main__":
+    main()
