@@ -11,6 +11,7 @@ threads, and so do the concurrency tests.
 The design, and why: docs/design/embedded-store.md"""
 import bisect
 import collections
+import gc
 import heapq
 import operator
 import sys
@@ -102,6 +103,9 @@ _READS = frozenset({"count_documents", "estimated_document_count", "index_inform
 # writes that change indexes, not documents: the caches of keys and orders
 # (a pass over every document to make again) stay
 _INDEX_WRITES = frozenset({"create_index", "create_indexes", "drop_index", "drop_indexes"})
+# the options that make an index what it is: one with these equal exists already
+_SAME_INDEX_OPTIONS = frozenset({"name", "unique", "sparse", "expireAfterSeconds",
+                                 "partialFilterExpression"})
 _KEYED_UPDATES = frozenset({"$set", "$unset", "$inc"})
 _CONTAINERS = (dict, list)
 _ABSENT = object()
@@ -662,7 +666,18 @@ class LockedCollection:
     # -- expiry (TTL indexes) --------------------------------------------------
 
     def create_index(self, keys, **kwargs):
+        """As MongoDB: an index that exists as asked is left alone (mongomock
+        would check every document against it again, a pass at each start)."""
         with _LOCK:
+            if isinstance(keys, list) and not set(kwargs) - _SAME_INDEX_OPTIONS:
+                wanted = [(field, direction) for field, direction in keys]
+                for name, info in self._collection.index_information().items():
+                    if info["key"] == wanted and all(
+                            info.get(option) in (None, False) if kwargs.get(option) in
+                            (None, False) else info.get(option) == kwargs[option]
+                            for option in _SAME_INDEX_OPTIONS - {"name"}) and \
+                            kwargs.get("name", name) == name:
+                        return name
             name = self._locked("create_index")(keys, **kwargs)
             self._take_over_expiry()
             return name
@@ -879,22 +894,24 @@ class LockedCollection:
             fields = sorted({info["key"][0][0] for info in
                              self._collection.index_information().values()
                              if not info["key"][0][0].startswith("_")} - {expiry})
-            lookups = {field: {} for field in fields}
-            expiring = [] if self._ttl is not None and self._expiring is None else None
-            ttl_field = self._ttl[0] if expiring is not None else None
-            # one pass: at a million records each pass is mostly cache misses
-            for document in self._documents().values():
-                for field, lookup in lookups.items():
-                    value = document.get(field)
-                    if isinstance(value, str):
-                        lookup.setdefault(value, []).append(document["_id"])
-                if expiring is not None and (
-                        moment := _naive(document.get(ttl_field))) is not None:
-                    expiring.append((moment, document["_id"]))
-            self._by_field.update(lookups)
-            if expiring is not None:
-                heapq.heapify(expiring)
-                self._expiring = expiring
+            expiring = self._ttl is not None and self._expiring is None
+            read = [field for field in fields] + ([self._ttl[0]] if expiring else [])
+            # one pass over the documents (at a million, each pass is mostly
+            # cache misses), in C: then the compact rows are worked through
+            documents = list(self._documents().values())
+            ids = [document["_id"] for document in documents]
+            columns = [[document.get(field) for document in documents] for field in read]
+            del documents
+            for field, values in zip(fields, columns):
+                lookup = {}
+                for value, key in zip(values, ids):
+                    if value.__class__ is str:
+                        lookup.setdefault(value, []).append(key)
+                self._by_field[field] = lookup
+            if expiring:
+                self._expiring = [(_naive(moment), key) for moment, key in zip(columns[-1], ids)
+                                  if isinstance(moment, datetime)]
+                heapq.heapify(self._expiring)
             self._expire()
             self._ordered_keys()
 
@@ -1026,6 +1043,13 @@ def embedded_database(name, data_dir=None, fsync="everysec"):
     from inventory.embedded.journal import Journal
 
     locked = LockedDatabase(database, Journal.open(data_dir, database, fsync))
-    for name in database.list_collection_names():
-        locked[name].warm()
+    collecting = gc.isenabled()
+    gc.disable()  # as the replay: millions of objects, no cycles
+    try:
+        for name in database.list_collection_names():
+            locked[name].warm()
+    finally:
+        if collecting:
+            gc.enable()
+    gc.freeze()
     return locked

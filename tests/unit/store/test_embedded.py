@@ -1,6 +1,7 @@
 """The embedded store's keyed reads answer exactly what mongomock would."""
 import mongomock_ng
 import pytest
+from pymongo.errors import DuplicateKeyError
 
 from inventory.embedded.database import LockedCollection
 
@@ -498,3 +499,26 @@ def test_a_forced_delete_reads_only_what_it_deletes(what):
     else:
         assert store.clusters.collection.find_one({"_id": "c7"}) is None
         assert store.clusters.collection.count_documents({}) == 299
+
+
+def test_an_index_that_exists_as_asked_is_left_alone(monkeypatch):
+    """As on MongoDB, creating an index that exists with the same keys and
+    options is a no-op (mongomock would check every document again: a pass
+    at each start); one with other options still goes to mongomock."""
+    collection = LockedCollection(mongomock_ng.MongoClient().db.things)
+    collection.insert_one({"_id": "a", "v": "x", "t": 1})
+    assert collection.create_index([("v", 1)], unique=True) == "v_1"
+    asked = []
+    original = collection._locked
+
+    def locked(name):
+        asked.append(name)
+        return original(name)
+    monkeypatch.setattr(collection, "_locked", locked)
+    assert collection.create_index([("v", 1)], unique=True) == "v_1"
+    assert collection.create_index([("v", 1)], unique=True, name="v_1") == "v_1"
+    assert asked == []
+    collection.create_index([("t", 1)], sparse=True)
+    assert asked == ["create_index"]
+    with pytest.raises(DuplicateKeyError):
+        collection.insert_one({"_id": "b", "v": "x"})
