@@ -393,10 +393,20 @@ class Journal:
     def _replay_snapshot(self, database, path):
         """Apply a BSON snapshot's documents."""
         collections_, read = {}, 0
+        name, stored, put_in = None, None, _DictStore.__setitem__
         with open(path, "rb") as documents:
             try:
                 for document in bson.decode_file_iter(documents, _BSON_OPTIONS):
-                    self._apply(database, collections_, decode_snapshot_record(document))
+                    put = document.get("put")
+                    # a snapshot is each collection's records in a row: the
+                    # plain case (a string `_id` is its own key) set directly
+                    if put is not None and stored is not None and document["c"] == name \
+                            and put["_id"].__class__ is str:
+                        put_in(stored, put["_id"], put)
+                    else:
+                        self._apply(database, collections_, decode_snapshot_record(document))
+                        name = document.get("c")
+                        stored = collections_[name][1] if name in collections_ else None
                     read += 1
             except Exception as error:
                 raise JournalCorrupt(
