@@ -349,3 +349,16 @@ def test_a_lease_a_log_page_and_a_revocation_check_are_keyed(store):
     token, _ = store.tokens.create({"name": "t", "role": "reader"}, "t")
     plan = store.tokens.collection.unguarded.find({"_id": token["id"]}).explain()
     assert "COLLSCAN" not in _winning(plan)
+
+
+def test_the_outbox_sweep_reads_only_pending_records_through_its_sparse_index(store, estate):
+    """On a shared database the sweep asks each collection for records with
+    events older than the cutoff: the sparse `_outbox_since` index, never a
+    pass over the collection (the issue's stalls at 1.2M records)."""
+    from datetime import datetime
+
+    for source in store.events.sources:
+        query = {"_outbox_since": {"$lt": datetime.utcnow()}}
+        winning = _winning(source.collection.unguarded.find(query, {"_id": 1}).explain())
+        assert "IXSCAN" in winning and "_outbox_since" in winning \
+            and "COLLSCAN" not in winning, (source.collection.name, winning)
