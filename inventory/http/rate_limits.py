@@ -157,6 +157,73 @@ class RateCounter:
         return refused is None, item, max(0, remaining), max(0, math.ceil(reset_at - time.time()))
 
 
+class LocalRateCounter:
+    """The same sliding-window counter as `limits`' (a previous window's
+    count weighted by how much of it still overlaps, plus the current
+    window's), kept in a dict of this process: on the embedded store there
+    is one process, and counting a request costs a dictionary update, not
+    the library's storage layers (a tenth of a single-record request)."""
+
+    SWEEP_EVERY = 4096  # hits between drops of counters whose windows are over
+
+    def __init__(self):
+        self._windows = {}  # (key, amount, seconds) -> [window number, previous, current]
+        self._lock = threading.Lock()
+        self._hits = 0
+
+    def _window(self, key, item, now):
+        """[number, previous count, current count] of `key`'s window of `item` at `now`."""
+        seconds = item.get_expiry()
+        number = int(now // seconds)
+        entry = self._windows.get((key, item.amount, seconds))
+        if entry is None:
+            entry = self._windows[(key, item.amount, seconds)] = [number, 0, 0]
+        elif entry[0] != number:
+            entry[1] = entry[2] if entry[0] == number - 1 else 0
+            entry[0], entry[2] = number, 0
+        return entry, seconds, now - number * seconds
+
+    def hit(self, items, key):
+        """As RateCounter.hit: the shortest window first, a refused request
+        counted in no later one."""
+        now = time.time()
+        with self._lock:
+            self._hits += 1
+            if self._hits % self.SWEEP_EVERY == 0:
+                self._sweep(now)
+            refused, stats = None, []
+            for item in items:
+                entry, seconds, elapsed = self._window(key, item, now)
+                weighted = entry[1] * (seconds - elapsed) / seconds + entry[2]
+                if refused is None:
+                    if math.floor(weighted) + 1 <= item.amount:
+                        entry[2] += 1
+                        weighted += 1
+                    else:
+                        refused = item
+                stats.append((item, self._stats(item, entry, seconds, elapsed, weighted)))
+        item, (reset_in, remaining) = next(
+            (entry for entry in stats if entry[0] is refused), None) or min(
+            stats, key=lambda entry: entry[1][1])
+        return refused is None, item, remaining, max(0, math.ceil(reset_in))
+
+    @staticmethod
+    def _stats(item, entry, seconds, elapsed, weighted):
+        """(seconds until a request frees, requests left), as `limits` reckons them."""
+        remaining = max(0, item.amount - math.floor(weighted))
+        _, previous, current = entry
+        if not (previous or current):
+            return 0.0, remaining
+        previous_reset = (seconds - elapsed) % (seconds / previous) if previous else math.inf
+        current_reset = (2 * seconds - elapsed) % seconds if current else math.inf
+        return min(previous_reset, current_reset), remaining
+
+    def _sweep(self, now):
+        for window_key in [window_key for window_key, (number, _, _) in self._windows.items()
+                           if number < int(now // window_key[2]) - 1]:
+            del self._windows[window_key]
+
+
 class Limits:
     """The app's rate counter and in-flight counts, and the hooks that apply them."""
 
@@ -170,8 +237,11 @@ class Limits:
             except ValueError:
                 raise ValueError(f"{name}={getattr(config, name)!r} is not a rate limit such as "
                                  "'1000 per minute' or '20/second'") from None
-        uri, options = storage(config, database_name)
-        self.counter = RateCounter(uri, options, fallback=not config.embedded)
+        if config.embedded:
+            self.counter = LocalRateCounter()
+        else:  # every worker and instance counts in the service's database
+            uri, options = storage(config, database_name)
+            self.counter = RateCounter(uri, options, fallback=True)
         self.in_flight = InFlight(config.CONCURRENT_REQUESTS) \
             if config.CONCURRENT_REQUESTS > 0 else None
         # the caller is known first; a request over its rate takes no slot

@@ -1,5 +1,6 @@
 """Rate limits and concurrent requests per caller (inventory/http/rate_limits.py),
 through HTTP."""
+import random
 import re
 import socket
 import threading
@@ -16,7 +17,7 @@ from werkzeug.test import EnvironBuilder
 from app import create_app
 from inventory.config import Config
 from inventory.http import rate_limits as limits_module
-from inventory.http.rate_limits import RateCounter, get_limits
+from inventory.http.rate_limits import LocalRateCounter, RateCounter, get_limits
 from tests.conftest import (
     ADMIN_TOKEN,
     REAL_MONGO,
@@ -203,8 +204,40 @@ def test_a_bad_rate_limit_refuses_to_start():
 
 
 @pytest.mark.skipif(REAL_MONGO, reason="the embedded store's")
-def test_rate_counters_live_in_memory_on_the_embedded_store():
-    assert isinstance(get_limits(make_app()).counter.storage, MemoryStorage)
+def test_rate_counters_live_in_a_dict_of_the_process_on_the_embedded_store():
+    assert isinstance(get_limits(make_app()).counter, LocalRateCounter)
+
+
+@pytest.mark.parametrize("limits_text", ["5 per minute", "3 per second;7 per minute",
+                                         "2 per hour;3 per minute"])
+def test_the_local_counter_answers_as_limits_sliding_window_counter(monkeypatch, limits_text):
+    """The dict counter of the embedded store is `limits`' sliding-window
+    counter: the same answers (allowed, the limit named, requests left,
+    seconds to wait) for the same hits at the same moments, across windows."""
+    clock = [1_700_000_000.25]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    items = sorted(parse_many(limits_text), key=lambda item: item.get_expiry())
+    local, library = LocalRateCounter(), RateCounter("memory://", {}, fallback=False)
+    steps = random.Random(limits_text)
+    for _ in range(400):
+        clock[0] += steps.choice((0.0, 0.01, 0.3, 1.7, 13.0, 59.0))
+        key = steps.choice(("token:a", "token:b"))
+        ours, theirs = local.hit(items, key), library.hit(items, key)
+        assert ours[0] == theirs[0] and ours[1] is theirs[1] and ours[2] == theirs[2], \
+            (clock[0], key, ours, theirs)
+        assert abs(ours[3] - theirs[3]) <= 1, (clock[0], key, ours, theirs)
+
+
+def test_the_local_counter_forgets_windows_that_are_over(monkeypatch):
+    clock = [1_700_000_000.0]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    monkeypatch.setattr(LocalRateCounter, "SWEEP_EVERY", 10)
+    counter, items = LocalRateCounter(), parse_many("5 per minute")
+    for index in range(9):
+        counter.hit(items, f"address:10.0.0.{index}")
+    clock[0] += 180  # every window over
+    counter.hit(items, "token:a")
+    assert list(counter._windows) == [("token:a", 5, 60)]
 
 
 def test_rate_counters_live_in_the_services_mongodb_database():
