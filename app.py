@@ -14,6 +14,7 @@ from inventory.http import (
     continuation,
     cors,
     errors,
+    gate,
     idempotency,
     observability,
     rate_limits,
@@ -51,33 +52,18 @@ def create_app(config=None):
 
 
 def register_request_hooks(app, config, database):
-    """The request's way through the app, as layers, outermost first. Flask
-    runs before_request hooks in the order registered and after_request
-    hooks in reverse, so each layer's before hook runs before those of the
-    layers after it and its after hook after theirs; an extension's layer
-    registers its own hooks, in its own order."""
-    layers = (
-        # a request id for every later hook and error; the answer logged as it leaves
+    """The request's way through the app: one gate (inventory.http.gate),
+    its layers outermost first; the gate's docstring says why this order."""
+    cors.init_app(app, config)  # flask-cors' own hook: runs after the gate's way out
+    limits = rate_limits.init_app(app, config, database.db.name)
+    gate.init_app(app, layers=(
         (observability.start_request, observability.finish_request),
-        # nothing reads a forged host or a bad query; bodiless and secret answers' headers
         (request_checks.refuse_unservable, response_headers.finish_response),
-        lambda: cors.init_app(app, config),  # CORS headers on every answer made inside
-        # rate limits and requests in flight: counted before checked, so 401s count too
-        lambda: rate_limits.init_app(app, config, database.db.name),
+        (limits.enter, limits.leave),
         (auth.authenticate, None),
-        (request_body.read_bounded_body, None),  # after auth: no body read for a refused caller
-        # after auth (keys belong to the caller); the answer kept as the view made it
+        (request_body.read_bounded_body, None),
         (idempotency.reserve_or_replay, idempotency.keep_or_release),
-    )
-    for layer in layers:
-        if callable(layer):
-            layer()
-            continue
-        before, after = layer
-        if before is not None:
-            app.before_request(before)
-        if after is not None:
-            app.after_request(after)
+    ), closers=(limits.close,))
 
 
 def _serving():

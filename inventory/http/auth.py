@@ -17,7 +17,6 @@ from flask import current_app, g, request
 
 from inventory.core.errors import NotAllowed, NotAuthenticated
 from inventory.core.roles import allows
-from inventory.http.operations import current_operation
 from inventory.store import get_store
 from inventory.store.events import acting_as
 
@@ -65,10 +64,10 @@ def is_bootstrap_admin(principal):
     return principal is not None and principal.key == BOOTSTRAP_ADMIN_KEY
 
 
-def authenticate():
-    """before_request: who is calling, and may they do this?"""
-    declared = current_operation()
-    if declared is None or declared.role is None or request.method == "OPTIONS":
+def authenticate(passage):
+    """The gate's way in: who is calling, and may they do this?"""
+    declared = passage.operation
+    if declared is None or declared.role is None or passage.request.method == "OPTIONS":
         return  # unknown routes answer 404/405; OPTIONS reveals only `Allow`
     if _bearer_secret() is None:
         raise NotAuthenticated("This request needs an 'Authorization: Bearer <token>' header.")

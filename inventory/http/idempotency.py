@@ -16,7 +16,6 @@ from flask import current_app, g, request
 
 from inventory.http.auth import current_principal
 from inventory.http.errors import RequestError
-from inventory.http.operations import current_operation
 from inventory.store import get_store
 
 HEADER = "Idempotency-Key"
@@ -35,11 +34,13 @@ def _fingerprint():
     return hashlib.sha256(request.path.encode() + b"\n" + body).hexdigest()
 
 
-def reserve_or_replay():
-    """before_request (after authentication): replay, or own the key."""
-    key = request.headers.get(HEADER)
-    declared = current_operation()
-    if key is None or request.method != "POST" or declared is None:
+def reserve_or_replay(passage):
+    """The gate's way in (after authentication): replay, or own the key."""
+    if passage.request.method != "POST":
+        return None
+    key = passage.request.headers.get(HEADER)
+    declared = passage.operation
+    if key is None or declared is None:
         return None
     if not declared.idempotency_key:
         reason = (" (its answer holds a secret, which is never stored)"
@@ -89,8 +90,8 @@ def _rebased_schema(body, old, new):
     return current_app.json.dumps(document) + ("\n" if body.endswith("\n") else "")
 
 
-def keep_or_release(response):
-    """after_request: keep a successful answer for replay, forget a failed one."""
+def keep_or_release(passage, response):
+    """The gate's way out: keep a successful answer for replay, forget a failed one."""
     reservation = g.pop("idempotency", None)
     if reservation is not None:
         store = get_store().idempotency

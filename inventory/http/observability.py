@@ -7,7 +7,7 @@ import sys
 import time
 import uuid
 
-from flask import Response, g, request
+from flask import Response, g
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -77,8 +77,9 @@ def instance_uri(request_id_value):
     return f"urn:x-request-id:{request_id_value}"
 
 
-def start_request():
-    incoming = request.headers.get("X-Request-ID", "")
+def start_request(passage):
+    """The gate's first way in (inventory.http.gate)."""
+    incoming = passage.request.headers.get("X-Request-ID", "")
     g.request_id = incoming if _REQUEST_ID_RE.match(incoming) else str(uuid.uuid4())
     g.started = time.perf_counter()
 
@@ -96,19 +97,21 @@ def _series(method, route, status):
     return found
 
 
-def finish_request(response):
+def finish_request(passage, response):
+    """The gate's last way out: the request id, the metrics, the access line."""
+    current = passage.request
     response.headers["X-Request-ID"] = request_id()
     duration = time.perf_counter() - g.get("started", time.perf_counter())
-    route = request.url_rule.rule if request.url_rule is not None else "unmatched"
+    route = current.url_rule.rule if current.url_rule is not None else "unmatched"
     # Label values come from fixed sets only: any method name a client makes
     # up would otherwise be a new time series, kept for the process's life.
-    method = request.method if request.method in KNOWN_METHODS else "other"
+    method = current.method if current.method in KNOWN_METHODS else "other"
     counter, histogram = _series(method, route, response.status_code)
     counter.inc()
     histogram.observe(duration)
     principal = g.get("principal")
-    log.info("%s %s %s", request.method, request.path, response.status_code, extra={
-        "request_id": request_id(), "method": request.method, "path": request.path,
+    log.info("%s %s %s", current.method, current.path, response.status_code, extra={
+        "request_id": request_id(), "method": current.method, "path": current.path,
         "route": route, "status": response.status_code,
         "duration_ms": round(duration * 1000, 3),
         "principal": principal.name if principal is not None else None})

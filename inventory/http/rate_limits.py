@@ -15,7 +15,7 @@ import threading
 import time
 from functools import partial
 
-from flask import g, request
+from flask import g
 from limits import parse_many
 from limits.errors import StorageError
 from limits.storage import storage_from_string
@@ -23,48 +23,12 @@ from limits.strategies import SlidingWindowCounterRateLimiter
 
 from inventory.core.errors import Throttled
 from inventory.http import auth
-from inventory.http.operations import current_operation
 from inventory.http.rate_limits_internals import serialise_expiry
 
 log = logging.getLogger(__name__)
 
 RATE_HEADERS = ("RateLimit-Policy", "RateLimit")
 CHECK_BACK_SECONDS = 30  # how often counting in memory looks whether MongoDB is back
-
-
-def _policy():
-    """The quota policy this request is counted under: per token, or per address."""
-    return "token" if auth.caller() is not None else "address"
-
-
-def caller_key():
-    principal = auth.caller()
-    if principal is not None:
-        return f"token:{principal.key}"
-    return f"address:{request.remote_addr}"
-
-
-def _open_route():
-    """OPTIONS, or a route that needs no token (unmatched paths are not)."""
-    if request.method == "OPTIONS":
-        return True
-    if request.url_rule is None:
-        return False
-    declared = current_operation()
-    return declared is None or declared.role is None
-
-
-def exempt():
-    return _open_route() or auth.is_bootstrap_admin(auth.caller())
-
-
-def _identify():
-    """before_request, ahead of the rate count: the caller's token is looked
-    up here (a database read, which may answer 503), not while counting,
-    which would take a failure for the rate storage's; open routes never
-    read the database for it."""
-    if not _open_route():
-        auth.caller()
 
 
 def storage(config, database_name):
@@ -225,9 +189,9 @@ class LocalRateCounter:
 
 
 class Limits:
-    """The app's rate counter and in-flight counts, and the hooks that apply them."""
+    """The app's rate counter and in-flight counts, and the gate's layer that applies them."""
 
-    def __init__(self, app, config, database_name):
+    def __init__(self, config, database_name):
         self.items = {}
         for policy, name in (("token", "RATE_LIMIT"), ("address", "RATE_LIMIT_ANONYMOUS"),
                              ("organization", "RATE_LIMIT_ORGANIZATION")):
@@ -244,18 +208,32 @@ class Limits:
             self.counter = RateCounter(uri, options, fallback=True)
         self.in_flight = InFlight(config.CONCURRENT_REQUESTS) \
             if config.CONCURRENT_REQUESTS > 0 else None
-        # the caller is known first; a request over its rate takes no slot
-        app.before_request(_identify)
-        app.before_request(self._count)
-        app.before_request(self._take_slot)
-        app.after_request(self._finish)
-        app.teardown_request(self._teardown)
 
-    def _count(self):
-        if exempt():
+    def enter(self, passage):
+        """The gate's way in, ahead of authentication: the caller identified
+        (its token looked up here, a database read that may answer 503, not
+        while counting, which would take a failure for the rate storage's),
+        its rate counted, then a slot in flight taken (a request over its
+        rate takes none). Open routes and the bootstrap admin are exempt,
+        and open routes never read the database for a token."""
+        if passage.open:
             return
-        policy = _policy()
-        allowed, item, remaining, reset = self.counter.hit(self.items[policy], caller_key())
+        principal = auth.caller()
+        if auth.is_bootstrap_admin(principal):
+            return
+        key = f"token:{principal.key}" if principal is not None \
+            else f"address:{passage.request.remote_addr}"
+        self._count(principal, key)
+        if self.in_flight is not None:
+            if not self.in_flight.acquire(key):
+                raise Throttled(f"Too many requests at once: at most {self.in_flight.limit} of "
+                                "one caller's requests are answered at a time; wait for an "
+                                "answer before sending more.", 1)
+            g.in_flight_key = key
+
+    def _count(self, principal, key):
+        policy = "token" if principal is not None else "address"
+        allowed, item, remaining, reset = self.counter.hit(self.items[policy], key)
         g.rate_window = policy, item, remaining, reset
         if not allowed:
             what = "this token" if policy == "token" else "requests without a valid token"
@@ -263,7 +241,7 @@ class Limits:
                 f"Too many requests: {what} reached its rate limit ({item.amount} per "
                 f"{item.get_expiry()} seconds); retry after {max(1, reset)} seconds.",
                 max(1, reset))
-        organization = getattr(auth.caller(), "organization", None)
+        organization = getattr(principal, "organization", None)
         if organization is not None:  # its organization's tokens, together
             allowed, item, left, reset = self.counter.hit(self.items["organization"],
                                                           f"organization:{organization}")
@@ -276,17 +254,9 @@ class Limits:
             if left < remaining:  # the tighter of the two is the one to show
                 g.rate_window = "organization", item, left, reset
 
-    def _take_slot(self):
-        if self.in_flight is None or exempt():
-            return
-        key = caller_key()
-        if not self.in_flight.acquire(key):
-            raise Throttled(f"Too many requests at once: at most {self.in_flight.limit} of "
-                            "one caller's requests are answered at a time; wait for an "
-                            "answer before sending more.", 1)
-        g.in_flight_key = key
-
-    def _finish(self, response):
+    def leave(self, passage, response):
+        """The gate's way out: the rate headers; the slot held until the
+        answer's last byte is sent."""
         window = g.pop("rate_window", None)
         if window is not None:
             policy, item, remaining, reset = window
@@ -294,13 +264,13 @@ class Limits:
                 f'"{policy}";q={item.amount};w={item.get_expiry()}'
             response.headers["RateLimit"] = f'"{policy}";r={remaining};t={reset}'
         key = g.pop("in_flight_key", None)
-        if key is not None:  # held until the answer's last byte is sent
+        if key is not None:
             response.call_on_close(partial(self.in_flight.release, key))
         return response
 
-    def _teardown(self, _error):
+    def close(self, _error):
         key = g.pop("in_flight_key", None)
-        if key is not None:  # no answer was made (an after_request hook failed)
+        if key is not None:  # no answer was made (a later way out failed)
             self.in_flight.release(key)
 
 
@@ -309,5 +279,7 @@ def get_limits(app):
 
 
 def init_app(app, config, database_name):
-    """Before authentication: requests are counted before they are checked."""
-    app.extensions["inventory.rate_limits"] = Limits(app, config, database_name)
+    """The limits; the gate (inventory.http.gate) applies them, before
+    authentication: requests are counted before they are checked."""
+    limits = app.extensions["inventory.rate_limits"] = Limits(config, database_name)
+    return limits

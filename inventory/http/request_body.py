@@ -1,16 +1,19 @@
 """The request body: read whole, once the caller is known, and bounded by
 MAX_BODY_BYTES (inventory.core.caps), chunked or not."""
-from flask import request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 
-def read_bounded_body():
-    """before_request, once the caller is authenticated (so a request without
+def read_bounded_body(passage):
+    """The gate's way in, once the caller is authenticated (so a request without
     a valid token is refused from its head, its body never read): read the
     whole body now, bounded. werkzeug stops reading a chunked body at the
     limit without saying so, and the truncated JSON would be a 400; the
     stream's limit is one byte over the documented one to tell them apart."""
-    if len(request.get_data(cache=True)) > request.max_content_length - 1:
+    current = passage.request
+    if current.method in ("GET", "HEAD", "OPTIONS") and not current.content_length \
+            and "chunked" not in current.headers.get("Transfer-Encoding", "").lower():
+        return  # nothing to read
+    if len(current.get_data(cache=True)) > current.max_content_length - 1:
         raise RequestEntityTooLarge()
 
 

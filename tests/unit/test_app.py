@@ -5,7 +5,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.conftest import REAL_MONGO
+from app import create_app
+from tests.conftest import REAL_MONGO, make_config
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -140,17 +141,35 @@ def test_the_service_answers_503_while_the_database_is_away_and_recovers_by_itse
         database.stop()
 
 
-def test_request_hooks_run_in_the_order_of_their_layers(app):
-    """app.register_request_hooks is the one place the order is written."""
-    names = [f"{hook.__module__}.{hook.__qualname__}" for hook in app.before_request_funcs[None]]
-    assert names == [
-        "inventory.http.observability.start_request", "inventory.http.request_checks.refuse_unservable",
-        "inventory.http.rate_limits._identify", "inventory.http.rate_limits.Limits._count",
-        "inventory.http.rate_limits.Limits._take_slot", "inventory.http.auth.authenticate",
+def _names(hooks):
+    return [f"{hook.__module__}.{getattr(hook, '__qualname__', '')}" for hook in hooks]
+
+
+def test_one_gate_runs_the_layers_in_their_written_order(app):
+    """Flask runs one hook of each kind, the gate's; the gate's layers,
+    written in app.register_request_hooks, run in that order on the way in
+    and in reverse on the way out."""
+    assert _names(app.before_request_funcs[None]) == ["inventory.http.gate.Gate.enter"]
+    assert _names(app.after_request_funcs[None]) == ["inventory.http.gate.Gate.leave"]
+    assert _names(app.teardown_request_funcs[None]) == ["inventory.http.gate.Gate.close"]
+    gate = app.extensions["inventory.http.gate"]
+    assert _names(gate.ways_in) == [
+        "inventory.http.observability.start_request",
+        "inventory.http.request_checks.refuse_unservable",
+        "inventory.http.rate_limits.Limits.enter", "inventory.http.auth.authenticate",
         "inventory.http.request_body.read_bounded_body",
         "inventory.http.idempotency.reserve_or_replay"]
-    after = [f"{hook.__module__}.{getattr(hook, '__qualname__', '')}"
-             for hook in reversed(app.after_request_funcs[None])]
-    assert after[0] == "inventory.http.idempotency.keep_or_release"
-    assert after[-2:] == ["inventory.http.response_headers.finish_response",
-                          "inventory.http.observability.finish_request"]
+    assert _names(gate.ways_out) == [
+        "inventory.http.idempotency.keep_or_release", "inventory.http.rate_limits.Limits.leave",
+        "inventory.http.response_headers.finish_response",
+        "inventory.http.observability.finish_request"]
+    assert _names(gate.closers) == ["inventory.http.rate_limits.Limits.close"]
+
+
+def test_cors_headers_come_after_the_gates_way_out():
+    """flask-cors' hook is registered before the gate's, so Flask runs it
+    after: an answer kept for an Idempotency-Key replay holds no origin's
+    headers."""
+    cors_app = create_app(make_config(CORS_ORIGINS=["https://dash.example"]))
+    assert _names(cors_app.after_request_funcs[None])[0].startswith("flask_cors.")
+    assert _names(cors_app.after_request_funcs[None])[1:] == ["inventory.http.gate.Gate.leave"]
