@@ -3,8 +3,6 @@ import logging
 import os
 import sys
 
-from flask import Flask
-
 from inventory import cli, integrations, resources, store
 from inventory.cli import demo
 from inventory.config import Config
@@ -23,13 +21,14 @@ from inventory.http import (
     response_headers,
     wsgi_middleware,
 )
+from inventory.http.application import Application
 from inventory.http.json_provider import OrjsonProvider
 from inventory.integrations import webhooks
 
 
 def create_app(config=None):
     config = config or Config()
-    app = Flask(__name__)
+    app = Application(__name__)
     app.json = OrjsonProvider(app)  # keeps the schemas' field order too
     app.config.from_object(config)
     if not config.TESTING and not logging.getLogger().handlers:

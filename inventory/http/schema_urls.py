@@ -41,8 +41,16 @@ def _base_url(scheme, host, allowed):
 
 
 def base_url():
-    """`scheme://host/` of this request, or "/" when its host is not allowed."""
-    return _base_url(request.scheme, request.host, tuple(current_app.config["ALLOWED_HOSTS"]))
+    """`scheme://host/` of this request, or "/" when its host is not allowed
+    (worked out once per request: the host check, `$schema` and `Link` all ask)."""
+    current = request._get_current_object()
+    try:
+        return current.inventory_base_url
+    except AttributeError:
+        pass
+    current.inventory_base_url = found = _base_url(
+        current.scheme, current.host, current_app.config["ALLOWED_HOSTS_KEY"])
+    return found
 
 
 def request_host_allowed():
