@@ -48,8 +48,9 @@ def base_url():
         return current.inventory_base_url
     except AttributeError:
         pass
-    current.inventory_base_url = found = _base_url(
-        current.scheme, current.host, current_app.config["ALLOWED_HOSTS_KEY"])
+    config = current_app.config
+    allowed = config.get("ALLOWED_HOSTS_KEY") or tuple(config["ALLOWED_HOSTS"])
+    current.inventory_base_url = found = _base_url(current.scheme, current.host, allowed)
     return found
 
 
