@@ -36,7 +36,10 @@ class _StoreLock:
     others run: a sequence of operations (a forced delete's cascade, one
     event per removed record) lets others run between two of them once it
     has held the lock for _TURN_SECONDS, as one long walk does between its
-    slices. Under gevent that bounds how long such a sequence holds the loop."""
+    slices. Under gevent that bounds how long such a sequence holds the loop.
+    A thread that stayed away from the lock that long (it waited for a
+    client or the disk) starts a new turn: requests one after another on a
+    connection do not add up to a turn."""
 
     def __init__(self):
         self._lock = threading.RLock()
@@ -47,7 +50,11 @@ class _StoreLock:
         held = self._held
         held.depth = getattr(held, "depth", 0) + 1
         if held.depth == 1:
-            held.since = time.perf_counter()
+            held.since = now = time.perf_counter()
+            # away from the lock for a turn's length since its last hold: it
+            # waited for something (a client, the disk), and others ran
+            if now - getattr(held, "left", now) > _TURN_SECONDS:
+                held.used = 0.0
 
     def release(self):
         """Release; True when this let others run (the turn was used up)."""
@@ -56,7 +63,8 @@ class _StoreLock:
         if held.depth:
             self._lock.release()
             return False
-        held.used = getattr(held, "used", 0.0) + time.perf_counter() - held.since
+        held.left = now = time.perf_counter()
+        held.used = getattr(held, "used", 0.0) + now - held.since
         self._lock.release()
         if held.used <= _TURN_SECONDS:
             return False

@@ -244,3 +244,23 @@ def test_a_turn_counts_each_threads_own_time_only(things, monkeypatch):
     things.find_one({"_id": "k001"})  # waits for the other thread's hold
     other.join()
     assert ran == [other.ident]
+
+
+def test_a_thread_away_from_the_lock_for_a_turn_starts_a_new_one(things, monkeypatch):
+    """Operations far apart (requests one after another on a connection,
+    each waiting for its client) never add up to a turn; back to back they do."""
+    calls = between_slices(monkeypatch, lambda call: None)
+    monkeypatch.setattr(embedded, "_TURN_SECONDS", 0.004)
+    clock = [100.0]
+
+    def perf_counter():
+        clock[0] += 0.001  # each look at the clock: a millisecond on
+        return clock[0]
+    monkeypatch.setattr(embedded.time, "perf_counter", perf_counter)
+    for i in range(10):
+        clock[0] += 1.0  # away a second between two operations
+        things.find_one({"_id": f"k{i:03d}"})
+    assert calls == []
+    for i in range(10):  # back to back: a millisecond each
+        things.find_one({"_id": f"k{i:03d}"})
+    assert len(calls) >= 2
