@@ -436,6 +436,7 @@ class LockedCollection:
         # made by mongomock
         self._ttl = None
         self._expiring = None
+        self._unique = None  # the fields of unique indexes: _unique_fields
         self._take_over_expiry()  # a replayed collection's
 
     def estimated_document_count(self, **kwargs):
@@ -782,8 +783,11 @@ class LockedCollection:
         return changed
 
     def _unique_fields(self):
-        return {name for info in self._collection.index_information().values()
-                if info.get("unique") for name, _ in info["key"]}
+        """The fields of unique indexes, known until an index is written."""
+        if self._unique is None:
+            self._unique = frozenset(name for info in self._collection.index_information()
+                                     .values() if info.get("unique") for name, _ in info["key"])
+        return self._unique
 
     def _forget(self, key, document):
         if self._keys is not None:
@@ -1006,9 +1010,10 @@ class LockedCollection:
                 if name in _INDEX_WRITES:  # a field not looked up may now be
                     self._by_field = {field: lookup for field, lookup
                                       in self._by_field.items() if lookup is not None}
+                    self._unique = None
                 elif name not in _READS:  # a write may add, remove or change keys
                     self._keys, self._sorted, self._by_field = None, {}, {}
-                    self._expiring = None
+                    self._expiring, self._unique = None, None  # a drop takes indexes too
                 return attribute(*args, **kwargs)
         return locked
 

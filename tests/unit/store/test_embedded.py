@@ -522,3 +522,15 @@ def test_an_index_that_exists_as_asked_is_left_alone(monkeypatch):
     assert asked == ["create_index"]
     with pytest.raises(DuplicateKeyError):
         collection.insert_one({"_id": "b", "v": "x"})
+
+
+def test_a_unique_index_made_after_keyed_updates_is_still_enforced_by_them():
+    """The fields of unique indexes are kept between writes; making an index
+    forgets them, so a keyed update that would duplicate a value is refused."""
+    collection = LockedCollection(mongomock_ng.MongoClient().db.things)
+    collection.insert_many([{"_id": "a", "v": "x"}, {"_id": "b", "v": "y"}])
+    collection.update_one({"_id": "b"}, {"$set": {"v": "z"}})  # no unique index yet
+    collection.create_index([("v", 1)], unique=True)
+    with pytest.raises(DuplicateKeyError):
+        collection.update_one({"_id": "b"}, {"$set": {"v": "x"}})
+    assert collection.find_one({"_id": "b"})["v"] == "z"
