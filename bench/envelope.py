@@ -152,6 +152,7 @@ def main():
         held("3 scans into a cluster at SCAN_RETENTION_COUNT (the trim)", lambda: ", ".join(
             str(request(port, "POST", f"/kubeclusters/{cluster}/scans", {})[0])
             for _ in range(3)))
+        summary_loops = loops_against_others(port, cluster, probe)
         platforms = json.loads(request(port, "GET", "/kubeplatforms?limit=2")[1])["results"]
         held("forced delete of a platform (1/K of the estate)", lambda: str(request(
             port, "DELETE", f"/kubeplatforms/{platforms[1]['name']}?force=true")[0]))
@@ -163,6 +164,7 @@ def main():
     finally:
         process.terminate()
         process.wait(timeout=60)
+    rows.extend(summary_loops)
     log_text = open(log_path).read()
     pauses = re.findall(r"the store waited (\d+) ms", log_text)
     if pauses:
@@ -182,6 +184,52 @@ def main():
     print(text)
     with open(args.out, "a") as out:
         out.write(text + "\n\n")
+
+
+def others_gets(port, cluster, seconds):
+    """An admin's GET of one cluster every 20 ms on one kept-alive
+    connection for `seconds`: the latencies in ms."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    latencies, ends = [], time.monotonic() + seconds
+    while time.monotonic() < ends:
+        sent = time.monotonic()
+        connection.request("GET", f"/kubeclusters/{cluster}",
+                           headers={"Authorization": f"Bearer {ADMIN}"})
+        connection.getresponse().read()
+        latencies.append((time.monotonic() - sent) * 1000)
+        time.sleep(max(0.0, 0.02 - (time.monotonic() - sent)))
+    connection.close()
+    return latencies
+
+
+def loops_against_others(port, cluster, probe):
+    """The issue's fairness shape: four loops of summaries by one reader
+    token (its rate limits as configured) against another caller's GETs."""
+    status, body = request(port, "POST", "/tokens", {"name": "summary-loops", "role": "reader"})
+    reader = json.loads(body)["token"]
+    alone = statistics.median(others_gets(port, cluster, 8))
+    stopping, statuses = threading.Event(), {}
+
+    def loop():
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        while not stopping.is_set():
+            connection.request("GET", "/kubeclusters:summary?group_by=environment,version",
+                               headers={"Authorization": f"Bearer {reader}"})
+            answer = connection.getresponse()
+            answer.read()
+            statuses[answer.status] = statuses.get(answer.status, 0) + 1
+    loops = [threading.Thread(target=loop, daemon=True) for _ in range(4)]
+    start = time.monotonic()
+    for thread in loops:
+        thread.start()
+    loaded = statistics.median(others_gets(port, cluster, 8))
+    stopping.set()
+    for thread in loops:
+        thread.join()
+    worst = max(0.0, probe.worst(start, time.monotonic()) - probe.idle_median())
+    return [("4 summary loops of one reader token (longest hold)", worst,
+             f"others' GET p50 {alone:.1f} -> {loaded:.1f} ms ({loaded / alone:.1f}x); "
+             f"summaries {dict(sorted(statuses.items()))}")]
 
 
 def timed(action):

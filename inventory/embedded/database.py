@@ -267,6 +267,41 @@ def _tree_check(query, walked=None):
     return _all_of(checks) if checks else (lambda document: True)
 
 
+# An index lookup maps a value to its one holder's `_id`, or to a list of
+# them when several hold it (an `_id` is never a list): most indexed fields
+# are ids, and a list per value would be a million lists at a million records.
+
+def _holders(lookup, value):
+    """The `_id`s holding `value` in `lookup`."""
+    found = lookup.get(value, _ABSENT)
+    if found is _ABSENT:
+        return ()
+    return found if found.__class__ is list else (found,)
+
+
+def _add_holder(lookup, value, key):
+    found = lookup.get(value, _ABSENT)
+    if found is _ABSENT:
+        lookup[value] = key
+    elif found.__class__ is list:
+        found.append(key)
+    else:
+        lookup[value] = [found, key]
+
+
+def _remove_holder(lookup, value, key):
+    found = lookup.get(value, _ABSENT)
+    if found.__class__ is list:
+        if key in found:
+            found.remove(key)
+        if len(found) == 1:
+            lookup[value] = found[0]
+        elif not found:
+            del lookup[value]
+    elif found is not _ABSENT and found == key:
+        del lookup[value]
+
+
 def _strings_in(condition):
     """The strings of `{"$in": [strings]}`, else None."""
     if isinstance(condition, dict) and condition.keys() == {"$in"} \
@@ -495,19 +530,15 @@ class LockedCollection:
         """A list. A count of the documents matching a query by field paths
         (what summaries send) is one pass over the documents, with the
         query checked as `find` checks it: mongomock's aggregation engine
-        takes several times as long. Only the pass holds the lock (reading
-        the grouped values, a column per path); counting them and shaping
-        the answer do not (the pass is sliced: `_columns`). Any other pipeline, or a grouped value that is
-        an object or an array (mongomock's rules decide those), goes to
-        mongomock, inside the lock."""
+        takes several times as long. The pass reads and counts in slices
+        that let others in (`_counts`); shaping the answer does not hold the
+        lock. Any other pipeline, or a grouped value that is an object or an
+        array (mongomock's rules decide those), goes to mongomock, inside
+        the lock."""
         shape = None if kwargs else _count_by_fields(pipeline)
         if shape is not None:
             query, paths, count_name = shape
-            columns = self._columns(_matcher(query), [parts for _, parts in paths])
-            try:
-                counts = collections.Counter(zip(*columns))
-            except TypeError:  # unhashable: an object or an array
-                counts = None
+            counts = self._counts(_matcher(query), [parts for _, parts in paths])
             if counts is not None:
                 names = [name for name, _ in paths]
                 return [{"_id": dict(zip(names, key)) if _ABSENT not in key else
@@ -517,15 +548,16 @@ class LockedCollection:
         with _LOCK:
             return list(self._collection.aggregate(pipeline, **kwargs))
 
-    def _columns(self, matches, paths):
-        """For each path, its values (_ABSENT where none) in the matching
-        documents, in one order: read a column at a time, which costs half
-        what a loop per document does. In slices of _SLICE_DOCUMENTS
-        documents, letting others in (as a long walk does) when a slice's
-        time ran out: a document written meanwhile is counted as its slice
-        reads it, one inserted after the pass began is not (as a collection
-        scan that yields, on MongoDB)."""
-        columns = [[] for _ in paths]
+    def _counts(self, matches, paths):
+        """A Counter of the matching documents by their values of `paths`
+        (_ABSENT where none), or None when a value is an object or an array
+        (unhashable: mongomock's rules decide). Read a column at a time,
+        which costs half what a loop per document does, and counted as it
+        reads, in slices of _SLICE_DOCUMENTS documents, letting others in
+        (as a long walk does) when a slice's time ran out: a document written
+        meanwhile is counted as its slice reads it, one inserted after the
+        pass began is not (as a collection scan that yields, on MongoDB)."""
+        counts = collections.Counter()
         queued = False
         _LOCK.acquire()
         try:
@@ -537,13 +569,18 @@ class LockedCollection:
                 matched = list(filter(matches, [
                     documents[key] for key in keys[start:start + _SLICE_DOCUMENTS]
                     if key in documents]))
-                for column, (first, *rest) in zip(columns, paths):
+                columns = []
+                for first, *rest in paths:
                     values = [document.get(first, _ABSENT) for document in matched]
                     for part in rest:  # a dotted path: through objects only
                         values = [value.get(part, _ABSENT) if isinstance(value, dict) else
                                   [] if isinstance(value, list) else _ABSENT
                                   for value in values]
-                    column.extend(values)
+                    columns.append(values)
+                try:
+                    counts.update(zip(*columns))
+                except TypeError:
+                    return None
                 if time.perf_counter() > slice_ends and _LOCK.held_once():
                     queued = self._let_others_in(queued, long=True)
                     slice_ends = time.perf_counter() + _SLICE_SECONDS
@@ -551,7 +588,7 @@ class LockedCollection:
             _LOCK.release()
             if queued:
                 _LONG_WALKS.release()
-        return columns
+        return counts
 
     # -- writes by key -------------------------------------------------------
 
@@ -646,7 +683,7 @@ class LockedCollection:
                 self._keys = None
         for field, lookup in self._by_field.items():
             if lookup is not None and isinstance(document.get(field), str):
-                lookup.setdefault(document[field], []).append(key)
+                _add_holder(lookup, document[field], key)
         for field in list(self._sorted):
             self._resort(field, key, None, document.get(field))
         if self._expiring is not None:
@@ -668,7 +705,7 @@ class LockedCollection:
             lookup = self._index_lookup(field)
             if lookup is None or not isinstance(document.get(field), str):
                 return False
-            if any(key in documents for key in lookup.get(document[field], ())):
+            if any(key in documents for key in _holders(lookup, document[field])):
                 raise DuplicateKeyError(f"E11000 duplicate key error: {field}", 11000)
         return True
 
@@ -796,11 +833,7 @@ class LockedCollection:
                 del self._keys[index]
         for field, lookup in self._by_field.items():
             if lookup is not None and isinstance(document.get(field), str):
-                holders = lookup.get(document[field], [])
-                if key in holders:
-                    holders.remove(key)
-                if not holders:
-                    lookup.pop(document[field], None)
+                _remove_holder(lookup, document[field], key)
         for field in list(self._sorted):
             self._resort(field, key, document.get(field), None)
 
@@ -853,9 +886,9 @@ class LockedCollection:
                 lookup = self._index_lookup(field)
                 if lookup is not None:  # a cascade's `{parent: {"$in": [...]}}` too
                     if len(values) == 1:
-                        return lookup.get(values[0], [])
+                        return list(_holders(lookup, values[0]))
                     return list(dict.fromkeys(key for one in values
-                                              for key in lookup.get(one, ())))
+                                              for key in _holders(lookup, one)))
         return None
 
     def _index_lookup(self, field):
@@ -868,7 +901,7 @@ class LockedCollection:
                 lookup = {}
                 for document in self._documents().values():
                     if isinstance(document.get(field), str):
-                        lookup.setdefault(document[field], []).append(document["_id"])
+                        _add_holder(lookup, document[field], document["_id"])
             self._by_field[field] = lookup
         return self._by_field[field]
 
@@ -915,13 +948,17 @@ class LockedCollection:
             columns = [[document.get(field) for document in documents] for field in read]
             del documents
             for field, values in zip(fields, columns):
-                lookup = {}
-                for value, key in zip(values, ids):
-                    if value.__class__ is str:
-                        lookup.setdefault(value, []).append(key)
+                # every value a distinct string (an id's): built in one go
+                lookup = dict(zip(values, ids))
+                if len(lookup) != len(values) or set(map(type, lookup)) != {str}:
+                    lookup = {}
+                    for value, key in zip(values, ids):
+                        if value.__class__ is str:
+                            _add_holder(lookup, value, key)
                 self._by_field[field] = lookup
-            if expiring:
-                self._expiring = [(_naive(moment), key) for moment, key in zip(columns[-1], ids)
+            if expiring:  # stored times are naive already (mongomock_internals.as_stored)
+                self._expiring = [(moment if moment.tzinfo is None else _naive(moment), key)
+                                  for moment, key in zip(columns[-1], ids)
                                   if isinstance(moment, datetime)]
                 heapq.heapify(self._expiring)
             self._expire()

@@ -534,3 +534,31 @@ def test_a_unique_index_made_after_keyed_updates_is_still_enforced_by_them():
     with pytest.raises(DuplicateKeyError):
         collection.update_one({"_id": "b"}, {"$set": {"v": "x"}})
     assert collection.find_one({"_id": "b"})["v"] == "z"
+
+
+def test_lookups_by_an_indexed_field_follow_one_then_several_then_no_holders():
+    """An indexed field's lookup keeps one holder as itself and several as
+    a list: reads by the field see every change of holders."""
+    collection = LockedCollection(mongomock_ng.MongoClient().db.things)
+    collection.create_index([("parent", 1)])
+    collection.insert_one({"_id": "a", "parent": "p"})
+    assert [d["_id"] for d in collection.find({"parent": "p"})] == ["a"]
+    collection.insert_one({"_id": "b", "parent": "p"})
+    collection.insert_one({"_id": "c", "parent": "q"})
+    assert sorted(d["_id"] for d in collection.find({"parent": "p"})) == ["a", "b"]
+    assert sorted(d["_id"] for d in collection.find({"parent": {"$in": ["p", "q"]}})) == \
+        ["a", "b", "c"]
+    collection.delete_one({"_id": "a"})
+    assert [d["_id"] for d in collection.find({"parent": "p"})] == ["b"]
+    collection.delete_one({"_id": "b"})
+    assert collection.find({"parent": "p"}) == []
+    collection.insert_one({"_id": "d", "parent": "p"})
+    assert [d["_id"] for d in collection.find({"parent": "p"})] == ["d"]
+    codes = LockedCollection(mongomock_ng.MongoClient().db.codes)
+    codes.create_index([("code", 1)], unique=True)
+    codes.insert_one({"_id": "e", "code": "x"})
+    with pytest.raises(DuplicateKeyError):
+        codes.insert_one({"_id": "f", "code": "x"})
+    codes.delete_one({"_id": "e"})
+    codes.insert_one({"_id": "f", "code": "x"})
+    assert [d["_id"] for d in codes.find({"code": "x"})] == ["f"]

@@ -25,7 +25,7 @@ from app import create_app
 from inventory.config import Config
 from inventory.core.errors import Unavailable
 from inventory.embedded import journal as journal_module
-from inventory.embedded.database import LockedDatabase, embedded_database
+from inventory.embedded.database import LockedDatabase, _holders, embedded_database
 from inventory.embedded.journal import (
     DataDirectoryInUse,
     Journal,
@@ -313,7 +313,7 @@ def test_only_one_process_owns_a_data_directory(tmp_path):
 def test_a_killed_owner_frees_the_directory_for_the_next(tmp_path):
     owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
-        from inventory.embedded.database import LockedDatabase, embedded_database
+        from inventory.embedded.database import LockedDatabase, _holders, embedded_database
         db = embedded_database("inventory", {str(tmp_path)!r}, "no")
         db.things.insert_one({{"_id": "acknowledged"}})
         print("ready", flush=True)
@@ -622,9 +622,12 @@ def test_a_start_makes_the_caches_reads_would_make_under_the_lock(tmp_path):
     things = db.things
     assert things._keys == sorted(f"k{i:02d}" for i in range(1, 31))
     assert set(things._by_field) == {"parent"}  # not the internal order key
-    warmed = {value: sorted(keys) for value, keys in things._by_field["parent"].items()}
+    lookup = things._by_field["parent"]
+    warmed = {value: sorted(_holders(lookup, value)) for value in lookup}
+    assert warmed == {f"p{n}": sorted(f"k{i:02d}" for i in range(1, 31) if i % 3 == n)
+                      for n in range(3)}
     assert sorted(things._expiring) == sorted((now, f"k{i:02d}") for i in range(1, 31))
     things._by_field, things._keys, things._expiring = {}, None, None
-    assert {value: sorted(keys) for value, keys in things._index_lookup("parent").items()} \
-        == warmed
+    lookup = things._index_lookup("parent")
+    assert {value: sorted(_holders(lookup, value)) for value in lookup} == warmed
     db.journal.close()
