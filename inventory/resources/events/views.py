@@ -224,11 +224,13 @@ class _EventStream:
                 yield (f"id: {event['id']}\nevent: {event['type']}\ndata: ".encode()
                        + orjson.dumps(event) + b"\n\n")
             asked = replace(asked, after=page.next_after or page.end)
-            if not page.records and page.next_after is not None:
-                time.sleep(GAP_PAUSE)  # held by a slot about to be filled or closed
-            elif not page.records:
-                # nothing new: a comment each interval, and no read until a
-                # commit (or a revoke, or a look whether another process revoked)
+            if page.next_after is not None:  # more to read now: a full page, or a gap
+                if not page.records:
+                    time.sleep(GAP_PAUSE)  # held by a slot about to be filled or closed
+            else:
+                # caught up to the page's end: a comment each interval, and no
+                # read until a commit after it (or a revoke, or a look whether
+                # another process revoked); no second read to find nothing
                 comment_at = time.monotonic() + keepalive
                 while not feed.wait(page.end, revocation.slice(
                         min(comment_at - time.monotonic(), remaining)), asked.scope):
