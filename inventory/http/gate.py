@@ -4,9 +4,10 @@ Flask runs one `before_request`, one `after_request` and one
 `teardown_request` of the gate. The gate reads the request, its operation's
 declaration and whether its route is open once (a `Passage`), and hands that
 to each layer in turn; the caller's token is resolved once, on first need
-(`auth.caller`). Before: each layer's way in, in LAYERS' order; the first
-that answers (or raises) ends the way in, and the view does not run. After:
-each layer's way out, in the reverse order, for every answer, errors too.
+(`auth.caller`). Before: each layer's way in, in the order
+`app.register_request_hooks` lists them; the first that answers (or
+raises) ends the way in, and the view does not run. After: each layer's
+way out, in the reverse order, for every answer, errors too.
 
 The order is the contract (tests/unit/test_app.py reads it from here):
 
