@@ -103,10 +103,11 @@ def _decoded(value):
 
 def encode_snapshot_record(record):
     """One snapshot record as BSON; one BSON cannot hold (an integer past 64
-    bits, a key with a NUL) is wrapped as its JSON line."""
+    bits, a key with a NUL, a UUID without a representation, a lone
+    surrogate) is wrapped as its JSON line."""
     try:
         return bson.encode(record)
-    except (BSONError, OverflowError):
+    except (BSONError, OverflowError, ValueError, TypeError):  # UnicodeEncodeError too
         return bson.encode({"line": encode([record])})
 
 

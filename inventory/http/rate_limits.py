@@ -263,15 +263,34 @@ class Limits:
             response.headers["RateLimit-Policy"] = \
                 f'"{policy}";q={item.amount};w={item.get_expiry()}'
             response.headers["RateLimit"] = f'"{policy}";r={remaining};t={reset}'
-        key = g.pop("in_flight_key", None)
+        key = g.get("in_flight_key")
         if key is not None:
-            response.call_on_close(partial(self.in_flight.release, key))
+            # Whichever answer is sent gives the slot back, once: when a later
+            # way out fails, Flask drops this answer, makes a 500 and runs the
+            # way out again, and the 500 carries the same release.
+            release = g.get("in_flight_release")
+            if release is None:
+                release = g.in_flight_release = _Once(partial(self.in_flight.release, key))
+            response.call_on_close(release)
         return response
 
     def close(self, _error):
         key = g.pop("in_flight_key", None)
-        if key is not None:  # no answer was made (a later way out failed)
-            self.in_flight.release(key)
+        if key is not None and g.pop("in_flight_release", None) is None:
+            self.in_flight.release(key)  # no answer took the slot: none will give it back
+
+
+class _Once:
+    """`action`, run on the first call only."""
+
+    def __init__(self, action):
+        self._action, self._lock = action, threading.Lock()
+
+    def __call__(self):
+        with self._lock:
+            action, self._action = self._action, None
+        if action is not None:
+            action()
 
 
 def get_limits(app):

@@ -349,6 +349,33 @@ def test_failed_and_refused_requests_give_their_slot_back():
     assert get_limits(app).in_flight._counts == {}
 
 
+def test_a_way_out_that_fails_after_the_limits_gives_the_slot_back_once():
+    """A later way out that raises makes Flask drop the answer and send a
+    500 through the way out again: the 500 gives the slot back, once."""
+    app = make_app(CONCURRENT_REQUESTS=1)
+    app.config["PROPAGATE_EXCEPTIONS"] = False  # a 500, as served
+    reader = client_with(app, token_of(app))
+    gate = app.extensions["inventory.http.gate"]
+    position = [way.__qualname__ for way in gate.ways_out].index("finish_response")
+    finish, calls = gate.ways_out[position], []
+
+    def fails_once(passage, response):
+        calls.append(response.status_code)
+        if len(calls) == 1:
+            raise RuntimeError("a way out failed")
+        return finish(passage, response)
+    gate.ways_out[position] = fails_once
+    try:
+        assert reader.get("/organizations").status_code == 500
+    finally:
+        gate.ways_out[position] = finish
+    assert calls == [200, 500]
+    assert get_limits(app).in_flight._counts == {}
+    for _ in range(3):
+        assert reader.get("/organizations").status_code == 200
+    assert get_limits(app).in_flight._counts == {}
+
+
 def _big_page(app, token, clusters=100):
     """An organization whose clusters' page of 100 is several megabytes."""
     admin = client_with(app, ADMIN_TOKEN)

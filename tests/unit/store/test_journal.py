@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 
 import bson
 import mongomock_ng
@@ -264,6 +265,27 @@ def test_a_snapshot_holds_what_bson_cannot_and_keeps_the_types(tmp_path):
     assert contents(db) == before
     assert db.things.find_one({"_id": "big"})["n"] == 2**70
     assert db.things.find_one({"_id": "time"})["at"] == when
+
+
+@pytest.mark.parametrize("value", [uuid.UUID("01a21164-a175-7565-9134-552fb9651064"),
+                                   "lone \ud800 surrogate"])
+def test_a_value_bson_refuses_other_than_by_type_still_compacts(tmp_path, value):
+    """A UUID (no representation chosen) or a lone surrogate makes bson
+    raise a ValueError, not a BSONError: the record is kept as its JSON line
+    and the compaction succeeds (a failing one would be retried forever).
+    The snapshot gives back what the journal's lines give back (a UUID
+    comes back as its string from either)."""
+    db = open_database(tmp_path)
+    db.things.insert_one({"_id": "odd", "value": value})
+    db.things.insert_one({"_id": "plain", "value": 1})
+    db.journal.compact()  # the value as inserted, in memory
+    assert db.journal.wait_for_compaction()
+    assert any(name.endswith(".bson") for name in os.listdir(tmp_path))
+    db = reopened(db)
+    from_lines = str(value) if isinstance(value, uuid.UUID) else value
+    assert db.things.find_one({"_id": "odd"})["value"] == from_lines
+    assert db.things.find_one({"_id": "plain"})["value"] == 1
+    db.journal.close()
 
 
 def test_a_json_lines_snapshot_of_an_earlier_version_is_still_read(tmp_path):
