@@ -37,7 +37,7 @@ import tempfile
 import threading
 import time
 
-from bench.run import GUNICORN, ROOT, free_ports
+from bench.run import GUNICORN, ROOT, call, free_ports
 
 ADMIN = "bench-envelope-admin-token"
 PROMISE_MS = 50
@@ -68,15 +68,8 @@ class Probe(threading.Thread):
 
 
 def request(port, method, path, body=None):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-    try:
-        connection.request(method, path, body=None if body is None else json.dumps(body),
-                           headers={"Authorization": f"Bearer {ADMIN}",
-                                    "Content-Type": "application/json"})
-        response = connection.getresponse()
-        return response.status, response.read()
-    finally:
-        connection.close()
+    """As the admin: (status, body bytes)."""
+    return call(port, method, path, None if body is None else json.dumps(body), token=ADMIN)
 
 
 def seed(estate, args):

@@ -32,23 +32,18 @@ import threading
 import time
 
 from bench.run import GUNICORN, ROOT, free_ports
+from bench.run import call as run_call
 
 ADMIN = "bench-tenant-streams-admin"
 
 
 def call(port, method, path, body=None, token=ADMIN):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    try:
-        connection.request(method, path, body=None if body is None else json.dumps(body),
-                           headers={"Authorization": f"Bearer {token}",
-                                    "Content-Type": "application/json"})
-        response = connection.getresponse()
-        data = response.read()
-        if response.status >= 300:
-            raise SystemExit(f"{method} {path}: {response.status} {data[:300]!r}")
-        return json.loads(data) if data else None
-    finally:
-        connection.close()
+    """The answer's JSON (None when empty); any status past 2xx ends the bench."""
+    status, data = run_call(port, method, path, None if body is None else json.dumps(body),
+                            token=token)
+    if status >= 300:
+        raise SystemExit(f"{method} {path}: {status} {data[:300]!r}")
+    return json.loads(data) if data else None
 
 
 def cpu_seconds(pid):

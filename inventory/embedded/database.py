@@ -302,6 +302,28 @@ def _remove_holder(lookup, value, key):
         del lookup[value]
 
 
+def _lookup_of(values, keys):
+    """The lookup of a field whose values (in the same order as `keys`, the
+    `_id`s) are `values`: built in one go when every value is a distinct
+    string (an id's), else a holder at a time."""
+    lookup = dict(zip(values, keys))
+    if len(lookup) != len(values) or set(map(type, lookup)) != {str}:
+        lookup = {}
+        for value, key in zip(values, keys):
+            if value.__class__ is str:
+                _add_holder(lookup, value, key)
+    return lookup
+
+
+def _expiry_heap(moments, keys):
+    """A heap of (expiry time, _id) of the documents whose TTL field holds
+    a time (stored times are naive already: mongomock_internals.as_stored)."""
+    heap = [(moment if moment.tzinfo is None else _naive(moment), key)
+            for moment, key in zip(moments, keys) if isinstance(moment, datetime)]
+    heapq.heapify(heap)
+    return heap
+
+
 def _strings_in(condition):
     """The strings of `{"$in": [strings]}`, else None."""
     if isinstance(condition, dict) and condition.keys() == {"$in"} \
@@ -745,11 +767,9 @@ class LockedCollection:
         if self._ttl is None:
             return
         if self._expiring is None:
-            field = self._ttl[0]
-            self._expiring = [(moment, document["_id"]) for document in
-                              self._documents().values()
-                              if (moment := _naive(document.get(field))) is not None]
-            heapq.heapify(self._expiring)
+            documents = list(self._documents().values())
+            self._expiring = _expiry_heap([document.get(self._ttl[0]) for document in documents],
+                                          [document["_id"] for document in documents])
         field, seconds = self._ttl
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         documents = self._documents()
@@ -898,10 +918,9 @@ class LockedCollection:
                           for info in self._collection.index_information().values())
             lookup = None
             if indexed:
-                lookup = {}
-                for document in self._documents().values():
-                    if isinstance(document.get(field), str):
-                        _add_holder(lookup, document[field], document["_id"])
+                documents = list(self._documents().values())
+                lookup = _lookup_of([document.get(field) for document in documents],
+                                    [document["_id"] for document in documents])
             self._by_field[field] = lookup
         return self._by_field[field]
 
@@ -948,19 +967,9 @@ class LockedCollection:
             columns = [[document.get(field) for document in documents] for field in read]
             del documents
             for field, values in zip(fields, columns):
-                # every value a distinct string (an id's): built in one go
-                lookup = dict(zip(values, ids))
-                if len(lookup) != len(values) or set(map(type, lookup)) != {str}:
-                    lookup = {}
-                    for value, key in zip(values, ids):
-                        if value.__class__ is str:
-                            _add_holder(lookup, value, key)
-                self._by_field[field] = lookup
-            if expiring:  # stored times are naive already (mongomock_internals.as_stored)
-                self._expiring = [(moment if moment.tzinfo is None else _naive(moment), key)
-                                  for moment, key in zip(columns[-1], ids)
-                                  if isinstance(moment, datetime)]
-                heapq.heapify(self._expiring)
+                self._by_field[field] = _lookup_of(values, ids)
+            if expiring:
+                self._expiring = _expiry_heap(columns[-1], ids)
             self._expire()
             self._ordered_keys()
 

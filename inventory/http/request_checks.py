@@ -27,4 +27,3 @@ def refuse_unservable(passage):
 
 def init_app(app, config):
     app.config["ALLOWED_HOSTS"] = config.allowed_hosts
-    app.config["ALLOWED_HOSTS_KEY"] = tuple(config.allowed_hosts)  # hashable: a cache's key

@@ -48,9 +48,8 @@ def base_url():
         return current.inventory_base_url
     except AttributeError:
         pass
-    config = current_app.config
-    allowed = config.get("ALLOWED_HOSTS_KEY") or tuple(config["ALLOWED_HOSTS"])
-    current.inventory_base_url = found = _base_url(current.scheme, current.host, allowed)
+    current.inventory_base_url = found = _base_url(
+        current.scheme, current.host, tuple(current_app.config["ALLOWED_HOSTS"]))
     return found
 
 
