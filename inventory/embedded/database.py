@@ -115,6 +115,9 @@ _INDEX_WRITES = frozenset({"create_index", "create_indexes", "drop_index", "drop
 _SAME_INDEX_OPTIONS = frozenset({"name", "unique", "sparse", "expireAfterSeconds",
                                  "partialFilterExpression"})
 _KEYED_UPDATES = frozenset({"$set", "$unset", "$inc"})
+# mongomock's writes that change a stored document in place
+_IN_PLACE_WRITES = frozenset({"update_one", "update_many", "replace_one", "find_one_and_update",
+                              "find_one_and_replace", "bulk_write"})
 _CONTAINERS = (dict, list)
 _ABSENT = object()
 
@@ -383,13 +386,15 @@ def _matcher(query, walked=None):
     return plain
 
 
-def _project(document, projection):
-    """A copy of `document` with the fields of an inclusion projection."""
+def _project(document, projection, copied=True):
+    """A copy of `document` with the fields of an inclusion projection;
+    not `copied`, the stored document itself when there is no projection
+    (`LockedCollection.uncopied`)."""
     if projection:
         keep_id = projection.get("_id", True) not in (0, False)
         document = {k: v for k, v in document.items()
                     if (k == "_id" and keep_id) or (k != "_id" and projection.get(k))}
-    return _copy(document)
+    return _copy(document) if copied else document
 
 
 def _bounds(query, field="_id"):
@@ -479,8 +484,12 @@ class LockedCollection:
 
     def __init__(self, collection, journal=None):
         self._collection = collection
-        self._write_lock = (_LOCK if journal is None
-                            else journal.committing(_LOCK, collection.name))
+        # how many writes began here (any that may change a document): a
+        # reader that saw the same count before its read and now knows
+        # nothing was written since (the tokens' cache of their callers)
+        self.writes = 0
+        self._write_lock = _CountingWrites(self, _LOCK if journal is None
+                                           else journal.committing(_LOCK, collection.name))
         # every `_id`, in order; {field: [(value, _id), ...] in order} for the
         # fields pages have been sorted by; {value: [_id, ...]} for indexed
         # fields: kept up to date by inserts and writes by key, rebuilt after others
@@ -511,10 +520,24 @@ class LockedCollection:
                     mongomock_internals.documents(self._collection._store).values()
                     if field in doc]
 
+    @property
+    def uncopied(self):
+        """This collection's `find` and `find_one`, handing out the stored
+        documents themselves rather than copies, for a reader that copies
+        what it keeps as it reads it (the store's `to_api`) and changes
+        nothing: one walk per record, not two. Writes never change a stored
+        document in place once a read may have handed it out (a write by key
+        stores a new one: `_updated`; mongomock's own updates are given
+        copies first: `_unkeyed_update`)."""
+        return _Uncopied(self)
+
     def find(self, filter=None, projection=None, sort=None, limit=0, skip=0, **kwargs):
         """A list, read inside the lock. A page sorted by one field walks
         that field's values in order, forwards or backwards (skipping `skip`
         matches first, as a filtered page's window does)."""
+        return self._find(filter, projection, sort, limit, skip, kwargs, copied=True)
+
+    def _find(self, filter, projection, sort, limit, skip, kwargs, copied):
         with _LOCK:
             self._expire()
             if isinstance(sort, list) and len(sort) == 1 and sort[0][1] in (1, -1) \
@@ -523,12 +546,12 @@ class LockedCollection:
                 entries = self._ordered_keys() if field == "_id" else self._ordered(field)
                 if entries is not None:
                     return self._walk(entries, field, direction == -1, filter or {},
-                                      projection, limit, skip)
+                                      projection, limit, skip, copied)
             key = self._key_of(filter) if sort is None and not skip and not kwargs \
                 and _plain_inclusion(projection) else None
             if key is not None:  # by `_id` or an indexed field, as find_one
                 documents, matches = self._documents(), _matcher(filter)
-                found = [_project(documents[candidate], projection) for candidate in key
+                found = [_project(documents[candidate], projection, copied) for candidate in key
                          if candidate in documents and matches(documents[candidate])]
                 return found[:limit] if limit else found
             return list(self._collection.find(filter, projection, sort=sort, limit=limit,
@@ -537,6 +560,9 @@ class LockedCollection:
     def find_one(self, filter=None, projection=None):
         """A read by `_id`, or by a field with an index, goes straight to the
         documents it can be; anything else to mongomock."""
+        return self._find_one(filter, projection, copied=True)
+
+    def _find_one(self, filter, projection, copied):
         with _LOCK:
             self._expire()
             key = self._key_of(filter) if _plain_inclusion(projection) else None
@@ -545,7 +571,7 @@ class LockedCollection:
             documents, matches = self._documents(), _matcher(filter)
             for candidate in key:
                 if candidate in documents and matches(documents[candidate]):
-                    return _project(documents[candidate], projection)
+                    return _project(documents[candidate], projection, copied)
             return None
 
     def aggregate(self, pipeline, **kwargs):
@@ -847,6 +873,7 @@ class LockedCollection:
         return self._unique
 
     def _forget(self, key, document):
+        self.writes += 1  # (an expiry too, read under the plain lock)
         if self._keys is not None:
             index = bisect.bisect_left(self._keys, key)
             if index < len(self._keys) and self._keys[index] == key:
@@ -973,7 +1000,7 @@ class LockedCollection:
             self._expire()
             self._ordered_keys()
 
-    def _walk(self, entries, field, backwards, query, projection, limit, skip=0):
+    def _walk(self, entries, field, backwards, query, projection, limit, skip=0, copied=True):
         """The page of `query` in `field` order: from the bound the query
         sets on `field`, through `entries` (the `_id`s, or (value, _id)
         pairs), to the limit or the other bound; in slices when it is long
@@ -1007,7 +1034,7 @@ class LockedCollection:
                     if skip:
                         skip -= 1
                     else:
-                        found.append(_project(documents[key], projection))
+                        found.append(_project(documents[key], projection, copied))
                         found_keys.append(key)
                         if len(found) == limit:
                             break
@@ -1060,8 +1087,58 @@ class LockedCollection:
                 elif name not in _READS:  # a write may add, remove or change keys
                     self._keys, self._sorted, self._by_field = None, {}, {}
                     self._expiring, self._unique = None, None  # a drop takes indexes too
+                    if name in _IN_PLACE_WRITES:
+                        self._copy_before_change(
+                            None if name == "bulk_write" else
+                            args[0] if args else kwargs.get("filter"))
                 return attribute(*args, **kwargs)
         return locked
+
+    def _copy_before_change(self, filter):
+        """mongomock changes the documents it updates in place: each it may
+        change (each matching `filter`; every one for None) is replaced by a
+        copy first, so that a document an uncopied read handed out stays as
+        it was read. Its own write then reads every document as well."""
+        documents = self._documents()
+        keys = self._key_of(filter) if isinstance(filter, dict) else None
+        matches = _matcher(filter) if isinstance(filter, dict) else None
+        for key in list(documents) if keys is None else keys:
+            document = documents.get(key)
+            if document is not None and (matches is None or matches(document)):
+                documents[key] = _copy(document)
+
+
+class _CountingWrites:
+    """A collection's write lock, counting the writes it lets in
+    (`LockedCollection.writes`), as each begins."""
+
+    __slots__ = ("_collection", "_lock")
+
+    def __init__(self, collection, lock):
+        self._collection, self._lock = collection, lock
+
+    def __enter__(self):
+        self._lock.__enter__()
+        self._collection.writes += 1
+
+    def __exit__(self, *exc):
+        return self._lock.__exit__(*exc)
+
+
+class _Uncopied:
+    """A collection's reads that hand out stored documents uncopied
+    (`LockedCollection.uncopied`): what may read them, read-only."""
+
+    __slots__ = ("_collection",)
+
+    def __init__(self, collection):
+        self._collection = collection
+
+    def find(self, filter=None, projection=None, sort=None, limit=0, skip=0):
+        return self._collection._find(filter, projection, sort, limit, skip, {}, copied=False)
+
+    def find_one(self, filter=None, projection=None):
+        return self._collection._find_one(filter, projection, copied=False)
 
 
 class LockedDatabase:

@@ -42,6 +42,19 @@ MAX_RECORD_BYTES = 128 * 1024
 UPDATE_ATTEMPTS = 10  # read-check-write rounds before an update gives up (409)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _copied(value):
+    """A copy of a stored value's objects and arrays as dicts and lists
+    (anything else in a stored document is immutable)."""
+    if isinstance(value, dict):
+        return {k: v if v.__class__ in _SCALARS else _copied(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [v if v.__class__ in _SCALARS else _copied(v) for v in value]
+    return value
+
+
 def new_revision():
     return secrets.token_hex(8)
 
@@ -105,6 +118,13 @@ class ResourceStore:
         self.collection = db[self.collection_name]
         self.filter_compiler = FilterCompiler(self.filter_fields, self.stored_name)
 
+    @property
+    def shown(self):
+        """What reads records to show them: on the embedded store, reads that
+        hand out the stored documents uncopied (`to_api` copies what it
+        keeps); pymongo's documents are the caller's own already."""
+        return getattr(self.collection, "uncopied", self.collection)
+
     # -- events -------------------------------------------------------------
 
     events = None  # the change feed (inventory.store.events.EventStore), set by Store
@@ -140,9 +160,14 @@ class ResourceStore:
     # -- mapping between API records and stored documents -----------------
 
     def to_api(self, doc):
+        """The record `doc` holds, as the API shows it. `doc` may be the
+        stored document itself (`shown`): the record's objects and arrays are
+        copies, made in the same walk, so no caller can change the store
+        through it."""
         record = Record({self.key_field: doc["_id"]})
         # fields starting with "_" are the store's own (`_id`, marks, sort keys)
-        record.update((k, v) for k, v in doc.items() if not k.startswith("_"))
+        record.update({k: v if v.__class__ in _SCALARS else _copied(v)
+                       for k, v in doc.items() if k[:1] != "_"})
         for name, value in self.read_defaults.items():
             record.setdefault(name, value)
         record.revision = doc.get(REVISION)
@@ -235,18 +260,19 @@ class ResourceStore:
 
     # -- reads ------------------------------------------------------------
 
-    def find_doc(self, key, scope=None):
-        """The stored document of the live record at `key`, or None."""
-        return self.collection.find_one(self.match(key, scope))
+    def find_doc(self, key, scope=None, shown=False):
+        """The stored document of the live record at `key`, or None; `shown`:
+        read to be shown (`to_api`), not changed (`self.shown`)."""
+        return (self.shown if shown else self.collection).find_one(self.match(key, scope))
 
-    def get_doc(self, key, scope=None):
-        doc = self.find_doc(key, scope)
+    def get_doc(self, key, scope=None, shown=False):
+        doc = self.find_doc(key, scope, shown)
         if doc is None:
             raise NotFound(f"No {self.kind} {key!r}.")
         return doc
 
     def get(self, key, scope=None):
-        return self.to_api(self.get_doc(key, scope))
+        return self.to_api(self.get_doc(key, scope, shown=True))
 
     def still_live(self, doc):
         """Whether the record `doc` was read from is still there and unmarked."""
@@ -254,7 +280,7 @@ class ResourceStore:
 
     def list(self, request):
         """The page `request` (an inventory.store.pages.PageRequest) asks for."""
-        return pages.walk(self.collection, request, self.to_api,
+        return pages.walk(self.shown, request, self.to_api,
                           field=self.order_field(request.ordering),
                           query=self.compile_filter(request.tree),
                           scope_query=self.scope_filter(request.scope), visible=LIVE)

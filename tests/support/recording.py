@@ -12,6 +12,13 @@ class RecordingCollection:
         self.finds.append((args, kwargs))
         return self._collection.find(*args, **kwargs)
 
+    @property
+    def uncopied(self):
+        """The wrapped collection's uncopied reads (the embedded store's), recorded too."""
+        reads = RecordingCollection(getattr(self._collection, "uncopied", self._collection))
+        reads.finds = self.finds
+        return reads
+
     def __getattr__(self, name):
         if name in ("count_documents", "estimated_document_count", "aggregate"):
             raise AssertionError(f"a list must not call {name}")

@@ -44,7 +44,7 @@ class ScanStore(ResourceStore):
         """A page of the cluster's scans: a range of keys (their `scanned_on`
         order). The request's scope was applied when the cluster was found."""
         lower, upper = self.key_range(cluster_id)
-        return pages.walk(self.collection, request, self.to_api,
+        return pages.walk(self.shown, request, self.to_api,
                           query=self.compile_filter(request.tree), visible=LIVE,
                           lower=lower, upper=upper)
 

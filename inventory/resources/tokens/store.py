@@ -30,6 +30,13 @@ class TokenStore(ResourceStore):
 
     def configure(self, settings):
         self.revoked_here = set()  # ids revoked by this process (the rest: looked up)
+        # On the embedded store (one process, a count of the collection's
+        # writes): (the count, {hash: record} of the tokens found while the
+        # count was that), one tuple so that no thread sees one without the
+        # other; any write to the tokens (a revoke, a last use kept, a new
+        # token) retires it. MongoDB has no such count (other processes
+        # write too): there every request reads its token.
+        self._known = (None, {})
     scope_field = "organization"
 
     def to_api(self, doc):
@@ -60,35 +67,48 @@ class TokenStore(ResourceStore):
         return self.to_api(doc), secret
 
     def authenticate(self, secret):
-        """The record of the token whose secret this is, or None."""
+        """The record of the token whose secret this is, or None (read-only:
+        the embedded store hands the same one to every request until the
+        tokens change)."""
         digest = hash_secret(secret)
+        writes = getattr(self.collection, "writes", None)  # read before the token is
+        known_at, known = self._known
+        if writes is not None and writes != known_at:
+            known_at, known = self._known = (writes, {})
+        record = known.get(digest)
+        if record is not None and not self._last_use_is_stale(record["last_used_on"]):
+            return record
         doc = self.collection.find_one({"hash": digest})
         # a token marked by a revoke that did not finish is revoked already
         if doc is None or doc.get(DELETING) or not hmac.compare_digest(doc["hash"], digest):
             return None
+        record = self.to_api(doc)
+        if not self._last_use_is_stale(doc.get("last_used_on")):
+            if writes is not None:  # (a dict retired meanwhile keeps it to itself)
+                known[digest] = record
+            return record
         try:
-            self._touch(doc)
+            self.collection.update_one({"_id": doc["_id"]},
+                                       {"$set": {"last_used_on": now_rfc3339()}})
         except Unavailable:  # a full disk or an away database refuses it: the read goes on
             if not self._warned:
                 log.warning("A token's last use could not be recorded (the store refuses "
                             "writes); reads go on without it.")
                 self._warned = True
-        return self.to_api(doc)
+        return record
 
     _warned = False
 
     _stale = (None, "")  # (this second, the last_used_on older than which is rewritten)
 
-    def _touch(self, doc):
-        last = doc.get("last_used_on")
+    def _last_use_is_stale(self, last):
+        """Whether a token last used at `last` should have its use recorded."""
         second, stale = self._stale
         if second != int(time.time()):  # formatted once a second, not once a request
             second = int(time.time())
             stale = rfc3339(datetime.fromtimestamp(second, timezone.utc) - LAST_USED_PRECISION)
             self._stale = (second, stale)
-        if last is None or last < stale:
-            self.collection.update_one({"_id": doc["_id"]},
-                                       {"$set": {"last_used_on": now_rfc3339()}})
+        return last is None or last < stale
 
     def revoke(self, key, scope=None):
         doc = self.collection.find_one(self.match(key, scope, live=False), {"_id": 1})

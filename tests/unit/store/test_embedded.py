@@ -562,3 +562,71 @@ def test_lookups_by_an_indexed_field_follow_one_then_several_then_no_holders():
     codes.delete_one({"_id": "e"})
     codes.insert_one({"_id": "f", "code": "x"})
     assert [d["_id"] for d in codes.find({"code": "x"})] == ["f"]
+
+
+def test_uncopied_reads_hand_out_the_stored_documents_and_match_mongomock(collections):
+    plain, locked = collections
+    shown = locked.uncopied
+    assert shown.find_one({"_id": "a"}) is locked.uncopied.find_one({"_id": "a"})
+    assert shown.find_one({"_id": "b", "organization": "o1"}) == plain.find_one({"_id": "b"})
+    page = shown.find({"_id": {"$gt": "a"}}, sort=[("_id", 1)], limit=5)
+    assert page == list(plain.find({"_id": {"$gt": "a"}}, sort=[("_id", 1)], limit=5))
+    assert page[0] is shown.find_one({"_id": "b"})
+
+
+@pytest.mark.parametrize("filter_, update", [
+    ({"_id": "a", "$or": [{"x": 1}, {"x": 5}]}, {"$push": {"nested.y": 3}}),  # by key, to mongomock
+    ({"x": {"$lt": 2}}, {"$set": {"nested.y": [9]}}),  # by no key
+    ({"_id": "a"}, {"$push": {"nested.y": 3}}),  # an operator only mongomock applies
+])
+@pytest.mark.parametrize("method", ["update_one", "update_many", "find_one_and_update"])
+def test_a_document_handed_out_uncopied_stays_as_read_through_mongomocks_writes(
+        collections, filter_, update, method):
+    _, locked = collections
+    handed_out = locked.uncopied.find_one({"_id": "a"})
+    getattr(locked, method)(filter_, update)
+    assert handed_out["nested"]["y"] == [1, 2]  # mongomock changed a copy, in the store
+    assert locked.find_one({"_id": "a"})["nested"]["y"] != [1, 2]
+
+
+def test_replace_and_bulk_writes_leave_documents_handed_out_as_they_were(collections):
+    from pymongo import UpdateOne
+
+    _, locked = collections
+    handed_out = locked.uncopied.find_one({"_id": "b"})
+    locked.replace_one({"_id": "b"}, {"x": 20})
+    assert handed_out == {"_id": "b", "x": 2, "organization": "o1", "_rev": "r1"}
+    handed_out = locked.uncopied.find_one({"_id": "a"})
+    locked.bulk_write([UpdateOne({"x": 1}, {"$push": {"nested.y": 7}})])
+    assert handed_out["nested"]["y"] == [1, 2]
+    assert locked.find_one({"_id": "a"})["nested"]["y"] == [1, 2, 7]
+
+
+@pytest.mark.parametrize("write", [
+    lambda c: c.insert_one({"_id": "d", "x": 4}),
+    lambda c: c.update_one({"_id": "b"}, {"$set": {"x": 5}}),
+    lambda c: c.update_one({"x": 3}, {"$set": {"x": 5}}),  # by no key: mongomock's
+    lambda c: c.find_one_and_update({"_id": "b"}, {"$inc": {"x": 1}}),
+    lambda c: c.delete_one({"_id": "c"}),
+    lambda c: c.delete_many({"x": {"$gt": 1}}),
+    lambda c: c.replace_one({"_id": "b"}, {"x": 1}),
+])
+def test_every_write_counts_in_writes(collections, write):
+    _, locked = collections
+    before = locked.writes
+    locked.find_one({"_id": "b"})
+    locked.find({"x": {"$gt": 0}})
+    assert locked.writes == before  # reads do not count
+    write(locked)
+    assert locked.writes > before
+
+
+def test_an_expiry_counts_in_writes():
+    from datetime import datetime, timedelta, timezone
+
+    locked = LockedCollection(mongomock_ng.MongoClient().db.expiring)
+    locked.create_index([("at", 1)], expireAfterSeconds=60)
+    locked.insert_one({"_id": "old", "at": datetime.now(timezone.utc) - timedelta(hours=1)})
+    before = locked.writes
+    assert locked.find_one({"_id": "old"}) is None
+    assert locked.writes > before

@@ -290,3 +290,48 @@ def test_a_filtered_page_examines_at_most_the_bound_at_scale(store):
         assert page.next_after in ids[MAX_EXAMINED - 1::MAX_EXAMINED]  # each window's end
         after = page.next_after
     assert found == [ids[5], ids[1500]] and pages == [1, 1, 0]
+
+
+def test_records_read_to_be_shown_cannot_change_the_store(store, tree):
+    _, platform, cluster, _ = tree
+    shown = store.platforms.get("p1")
+    shown["control_plane"]["provider"] = "changed"
+    shown["infrastructure"]["cloud"]["provider"] = "changed"
+    listed = store.clusters.list(PageRequest(10)).records[0]
+    listed["labels"]["team"] = "changed"
+    listed["support"]["status"] = "changed"
+    assert store.platforms.get("p1")["control_plane"] == {"provider": "eks"}
+    assert store.platforms.get("p1")["infrastructure"] == {"cloud": {"provider": "aws"}}
+    assert store.clusters.get("c1")["labels"] == {}
+    assert store.clusters.find_doc("c1")["labels"] == {}
+
+
+class _CountingReads:
+    """A collection whose `find_one`s are counted."""
+
+    def __init__(self, collection):
+        self._collection, self.reads = collection, 0
+
+    def find_one(self, *args, **kwargs):
+        self.reads += 1
+        return self._collection.find_one(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._collection, name)
+
+
+def test_a_tokens_caller_is_read_once_on_the_embedded_store_until_the_tokens_change(store):
+    record, secret = store.tokens.create({"name": "ci", "role": "writer"}, "t")
+    counting = store.tokens.collection = _CountingReads(store.tokens.collection)
+    assert store.tokens.authenticate(secret)["role"] == "writer"  # (its last use recorded)
+    reads = counting.reads
+    for _ in range(3):
+        assert store.tokens.authenticate(secret)["role"] == "writer"
+    embedded = hasattr(counting._collection, "writes")
+    assert counting.reads - reads == (1 if embedded else 3)  # MongoDB: every time
+    # any write to the tokens, by any way, is seen by the next request
+    counting.update_one({"_id": record["id"]}, {"$set": {"role": "reader"}})
+    assert store.tokens.authenticate(secret)["role"] == "reader"
+    store.tokens.revoke(record["id"])
+    assert store.tokens.authenticate(secret) is None
+    assert store.tokens.authenticate("not" + secret) is None
