@@ -196,9 +196,44 @@ class _Undecided(Exception):
     """A document holds something other than a string where one is compared."""
 
 
+_NUMBERS = frozenset({int, float})  # by class: a bool is no number to MongoDB
+_DECIDED_SCALARS = frozenset({str, int, float, bool})
+
+
+def _number_test(condition):
+    """A test of a number for comparisons with numbers (`{"$lt": 5}`, a
+    scan's time), or None when it is not one."""
+    if isinstance(condition, dict) and condition and all(
+            op in _COMPARE and bound.__class__ in _NUMBERS and bound == bound  # not NaN
+            for op, bound in condition.items()):
+        tests = [(_COMPARE[op], bound) for op, bound in condition.items()]
+        return lambda value: all(compare(value, bound) for compare, bound in tests)
+    return None
+
+
 def _field_check(field, condition):
     """A test of one top-level field for `condition` (a string, comparisons
-    with strings, or `{"$exists": bool}`), or None when it is not one."""
+    with strings or with numbers, None, or `{"$exists": bool}`), or None
+    when it is not one."""
+    test = _number_test(condition)
+    if test is not None:
+        def compared_number(document):
+            found = document.get(field)
+            if found.__class__ not in _NUMBERS or found != found:
+                if found is None:  # null or missing: no number
+                    return False
+                raise _Undecided()  # an array, another type, NaN: mongomock's rules
+            return test(found)
+        return compared_number
+    if condition is None:  # null or missing
+        def null(document):
+            found = document.get(field)
+            if found is None:
+                return True
+            if found.__class__ in _DECIDED_SCALARS:
+                return False
+            raise _Undecided()
+        return null
     test = _string_test(condition)
     if test is not None:
         def compared(document):
@@ -721,7 +756,7 @@ class LockedCollection:
         if kwargs or not isinstance(key, str) or not self._unique_by_key(document):
             result = self._collection.insert_one(document, **kwargs)
         else:
-            self._documents()[key] = mongomock_internals.as_stored(_copy(document))
+            self._documents()[key] = mongomock_internals.as_stored(document)  # a copy
             result = InsertOneResult(key, acknowledged=True)
         key = result.inserted_id
         if self._keys is not None:

@@ -54,9 +54,18 @@ def document_key(document_id):
     return helpers.hashdict(document_id) if isinstance(document_id, dict) else document_id
 
 
-def as_stored(document):
-    """`document` as mongomock stores it (its datetimes made naive UTC)."""
-    return helpers.patch_datetime_awareness_in_document(document)
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # what mongomock stores as given
+
+
+def as_stored(value):
+    """A copy of `value` as mongomock stores it (its datetimes made naive
+    UTC, to the millisecond). mongomock's own function, in one walk that
+    leaves the scalars alone rather than asking each what it is."""
+    if value.__class__ is dict:
+        return {k: v if v.__class__ in _SCALARS else as_stored(v) for k, v in value.items()}
+    if value.__class__ is list:
+        return [v if v.__class__ in _SCALARS else as_stored(v) for v in value]
+    return helpers.patch_datetime_awareness_in_document(value)
 
 
 def check():

@@ -1,6 +1,10 @@
 """The embedded store's keyed reads answer exactly what mongomock would."""
+from collections import OrderedDict
+from datetime import datetime, timedelta, timezone
+
 import mongomock_ng
 import pytest
+from bson import Timestamp
 from pymongo.errors import DuplicateKeyError
 
 from inventory.embedded.database import LockedCollection
@@ -232,6 +236,8 @@ MATCHED_DOCS = [
     {"_id": "d", "team": ["x", "z"]}, {"_id": "e", "team": []}, {"_id": "f", "team": None},
     {"_id": "g", "team": 1}, {"_id": "h", "team": {"x": 1}}, {"_id": "i", "team": [["x"]]},
     {"_id": "j", "team": "x", "_deleting": True}, {"_id": "k", "team": "x", "_deleting": None},
+    {"_id": "l", "team": 2.5}, {"_id": "m", "team": float("nan")}, {"_id": "n", "team": True},
+    {"_id": "o", "team": [1, 3]}, {"_id": "p", "team": -7}, {"_id": "q", "team": [None]},
 ]
 MATCHED_QUERIES = [
     {}, {"team": "x"}, {"team": ""}, {"team": {"$exists": True}}, {"team": {"$exists": False}},
@@ -245,6 +251,11 @@ MATCHED_QUERIES = [
     {"$and": [{"_id": {"$gt": "b"}}, {"_id": {"$lt": "h"}}], "team": "x"},
     {"$and": [{"team": "x"}, {"$or": [{"_id": "b"}]}]},
     {"team": {"$lt": "y", "$ne": "x"}}, {"team": {"$in": ["x"]}},
+    # numbers and null, as a scan's time is raised (`last_scanned_on`)
+    {"team": None}, {"team": {"$lt": 2}}, {"team": {"$gte": 1, "$lt": 2.5}},
+    {"team": {"$gt": -10.5}}, {"team": {"$eq": 1}}, {"team": {"$lte": 2.5}},
+    {"$or": [{"team": None}, {"team": {"$lt": 5}}]}, {"team": {"$lt": float("nan")}},
+    {"team": {"$gt": True}}, {"team": {"$gt": 0}, "_deleting": {"$exists": False}},
 ]
 
 
@@ -630,3 +641,26 @@ def test_an_expiry_counts_in_writes():
     before = locked.writes
     assert locked.find_one({"_id": "old"}) is None
     assert locked.writes > before
+
+
+@pytest.mark.parametrize("document", [
+    {"_id": "a", "at": datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone(timedelta(hours=2))),
+     "naive": datetime(2026, 1, 2, 3, 4, 5, 999999), "n": 1, "f": 1.5, "b": True, "none": None},
+    {"_id": "b", "nested": {"deep": [{"at": datetime(2026, 5, 1, tzinfo=timezone.utc)}, (1, 2)]},
+     "ordered": OrderedDict([("z", 1), ("a", 2)]), "t": (3, [4])},
+    {"_id": "c", "when": Timestamp(0, 0), "ts": Timestamp(5, 1), "list": [[], {}, "s"]},
+])
+def test_a_document_is_stored_as_mongomock_stores_it_and_as_a_copy(document):
+    from mongomock_ng import helpers
+
+    from inventory.embedded.mongomock_internals import as_stored
+    stored = as_stored(document)
+    expected = helpers.patch_datetime_awareness_in_document(document)
+    if "when" in document:  # a new timestamp each time: compare the rest
+        assert isinstance(stored.pop("when"), Timestamp)
+        expected.pop("when")
+    assert stored == expected
+    assert [type(v) for v in stored.values()] == [type(v) for v in expected.values()]
+    for key, value in document.items():  # no object or array is shared
+        if isinstance(value, (dict, list)):
+            assert stored[key] is not value
