@@ -13,7 +13,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from flask import current_app, g, request
+from flask import current_app, g
 
 from inventory.core.errors import NotAllowed, NotAuthenticated
 from inventory.core.roles import allows
@@ -44,20 +44,22 @@ def _resolve(secret):
     return Principal(record["id"], record["name"], record["role"], record["organization"])
 
 
-def _bearer_secret():
-    scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
+def _bearer_secret(current):
+    scheme, _, secret = current.headers.get("Authorization", "").partition(" ")
     secret = secret.strip()
     return secret if scheme.lower() == "bearer" and secret else None
 
 
-def caller():
+def caller(passage):
     """The Principal of the request's bearer token, or None (no token, an
-    unknown or revoked one), looked up once per request: the rate limiter
-    (inventory.http.rate_limits) keys requests by it before they are authenticated."""
-    if "caller" not in g:
-        secret = _bearer_secret()
-        g.caller = _resolve(secret) if secret is not None else None
-    return g.caller
+    unknown or revoked one), looked up once per request (kept in the gate's
+    Passage): the rate limiter (inventory.http.rate_limits) keys requests by
+    it before they are authenticated."""
+    principal = passage.caller
+    if principal is passage.NOT_LOOKED_UP:
+        secret = _bearer_secret(passage.request)
+        principal = passage.caller = _resolve(secret) if secret is not None else None
+    return principal
 
 
 def is_bootstrap_admin(principal):
@@ -69,15 +71,16 @@ def authenticate(passage):
     declared = passage.operation
     if declared is None or declared.role is None or passage.request.method == "OPTIONS":
         return  # unknown routes answer 404/405; OPTIONS reveals only `Allow`
-    if _bearer_secret() is None:
-        raise NotAuthenticated("This request needs an 'Authorization: Bearer <token>' header.")
-    principal = caller()
+    principal = caller(passage)
     if principal is None:
+        if _bearer_secret(passage.request) is None:
+            raise NotAuthenticated("This request needs an 'Authorization: Bearer <token>' "
+                                   "header.")
         raise NotAuthenticated("The token is unknown or revoked.", invalid_token=True)
     if not allows(principal.role, declared.role):
         raise NotAllowed(f"This request needs the {declared.role} role; the token "
                         f"{principal.name!r} has {principal.role}.")
-    g.principal = principal
+    g.principal = passage.principal = principal
     acting_as(principal.name)  # the actor of this request's events
 
 

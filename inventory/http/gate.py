@@ -32,16 +32,25 @@ from inventory.http.operations import current_operation
 
 
 class Passage:
-    """One request on its way through the gate: read once, shared by every layer."""
+    """One request on its way through the gate: read once, shared by every
+    layer, which keeps here what it learns of the request for its way out
+    (not in `g`, a proxy to look through at each use)."""
 
-    __slots__ = ("request", "operation", "open")
+    __slots__ = ("request", "operation", "open", "request_id", "started", "caller", "principal",
+                 "rate_window", "in_flight_key", "in_flight_release", "idempotency")
+
+    NOT_LOOKED_UP = object()  # `caller` before the token is looked up
 
     def __init__(self, current):
         self.request = current
-        self.operation = current_operation()  # None: no such route, or not an operation
+        self.operation = current_operation(current)  # None: no such route, or not an operation
         # OPTIONS (a preflight does nothing), or a route that needs no token
         self.open = current.method == "OPTIONS" or (current.url_rule is not None and (
             self.operation is None or self.operation.role is None))
+        self.request_id = self.started = self.principal = None
+        self.caller = self.NOT_LOOKED_UP  # inventory.http.auth.caller
+        self.rate_window = self.in_flight_key = self.in_flight_release = None
+        self.idempotency = None
 
 
 class Gate:
@@ -71,8 +80,10 @@ class Gate:
         return response
 
     def close(self, error):
-        for closer in self.closers:
-            closer(error)
+        passage = g.get("passage")
+        if passage is not None:  # else the gate took nothing a closer would give back
+            for closer in self.closers:
+                closer(passage, error)
 
 
 def init_app(app, layers, closers=()):

@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 
-from flask import current_app, g, request
+from flask import current_app, request
 
 from inventory.http.auth import current_principal
 from inventory.http.errors import RequestError
@@ -53,7 +53,7 @@ def reserve_or_replay(passage):
     scoped_key = f"{current_principal().key}:{key}"
     owner, answer = get_store().idempotency.reserve(scoped_key, _fingerprint())
     if answer is None:
-        g.idempotency = scoped_key, owner
+        passage.idempotency = scoped_key, owner
         return None
     return _replay(answer)
 
@@ -92,7 +92,7 @@ def _rebased_schema(body, old, new):
 
 def keep_or_release(passage, response):
     """The gate's way out: keep a successful answer for replay, forget a failed one."""
-    reservation = g.pop("idempotency", None)
+    reservation, passage.idempotency = passage.idempotency, None
     if reservation is not None:
         store = get_store().idempotency
         if 200 <= response.status_code < 300:

@@ -126,8 +126,9 @@ def instance_uri(request_id_value):
 def start_request(passage):
     """The gate's first way in (inventory.http.gate)."""
     incoming = passage.request.headers.get("X-Request-ID", "")
-    g.request_id = incoming if _REQUEST_ID_RE.match(incoming) else str(uuid.uuid4())
-    g.started = time.perf_counter()
+    g.request_id = passage.request_id = \
+        incoming if _REQUEST_ID_RE.match(incoming) else str(uuid.uuid4())
+    passage.started = time.perf_counter()
 
 
 _SERIES = {}  # (method, route, status) -> its two series: finite, as the label sets are
@@ -146,8 +147,10 @@ def _series(method, route, status):
 def finish_request(passage, response):
     """The gate's last way out: the request id, the metrics, the access line."""
     current = passage.request
-    response.headers["X-Request-ID"] = request_id()
-    duration = time.perf_counter() - g.get("started", time.perf_counter())
+    # (a request the gate let in has an id; one failed before, as errors.py names it)
+    request_id_value = passage.request_id or request_id()
+    response.headers["X-Request-ID"] = request_id_value
+    duration = time.perf_counter() - (passage.started or time.perf_counter())
     route = current.url_rule.rule if current.url_rule is not None else "unmatched"
     # Label values come from fixed sets only: any method name a client makes
     # up would otherwise be a new time series, kept for the process's life.
@@ -155,19 +158,18 @@ def finish_request(passage, response):
     counter, histogram = _series(method, route, response.status_code)
     counter.inc()
     histogram.observe(duration)
-    principal = g.get("principal")
-    principal = principal.name if principal is not None else None
+    principal = passage.principal.name if passage.principal is not None else None
     if not log.isEnabledFor(logging.INFO):
         return response
     handlers = _plain_json_handlers()
     if handlers is None:
         log.info("%s %s %s", current.method, current.path, response.status_code, extra={
-            "request_id": request_id(), "method": current.method, "path": current.path,
+            "request_id": request_id_value, "method": current.method, "path": current.path,
             "route": route, "status": response.status_code,
             "duration_ms": round(duration * 1000, 3), "principal": principal})
         return response
     line = access_line(time.time(), current.method, current.path, response.status_code,
-                       request_id(), route, round(duration * 1000, 3), principal)
+                       request_id_value, route, round(duration * 1000, 3), principal)
     for handler in handlers:
         handler.acquire()
         try:

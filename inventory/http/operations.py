@@ -76,10 +76,12 @@ def collect(app):
     return operations
 
 
-def current_operation():
-    """The declaration of the operation this request calls, or None (no such
-    route or method, or a route that is not an operation)."""
-    current = request._get_current_object()
+def current_operation(current=None):
+    """The declaration of the operation this request calls (`current`, or
+    the request of this context), or None (no such route or method, or a
+    route that is not an operation)."""
+    if current is None:
+        current = request._get_current_object()
     try:
         return current.inventory_operation  # looked up once per request
     except AttributeError:

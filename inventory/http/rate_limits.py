@@ -15,7 +15,6 @@ import threading
 import time
 from functools import partial
 
-from flask import g
 from limits import parse_many
 from limits.errors import StorageError
 from limits.storage import storage_from_string
@@ -218,23 +217,23 @@ class Limits:
         and open routes never read the database for a token."""
         if passage.open:
             return
-        principal = auth.caller()
+        principal = auth.caller(passage)
         if auth.is_bootstrap_admin(principal):
             return
         key = f"token:{principal.key}" if principal is not None \
             else f"address:{passage.request.remote_addr}"
-        self._count(principal, key)
+        self._count(passage, principal, key)
         if self.in_flight is not None:
             if not self.in_flight.acquire(key):
                 raise Throttled(f"Too many requests at once: at most {self.in_flight.limit} of "
                                 "one caller's requests are answered at a time; wait for an "
                                 "answer before sending more.", 1)
-            g.in_flight_key = key
+            passage.in_flight_key = key
 
-    def _count(self, principal, key):
+    def _count(self, passage, principal, key):
         policy = "token" if principal is not None else "address"
         allowed, item, remaining, reset = self.counter.hit(self.items[policy], key)
-        g.rate_window = policy, item, remaining, reset
+        passage.rate_window = policy, item, remaining, reset
         if not allowed:
             what = "this token" if policy == "token" else "requests without a valid token"
             raise Throttled(
@@ -246,37 +245,37 @@ class Limits:
             allowed, item, left, reset = self.counter.hit(self.items["organization"],
                                                           f"organization:{organization}")
             if not allowed:
-                g.rate_window = "organization", item, left, reset
+                passage.rate_window = "organization", item, left, reset
                 raise Throttled(
                     f"Too many requests: this token's organization reached its rate limit "
                     f"({item.amount} per {item.get_expiry()} seconds, for all its tokens "
                     f"together); retry after {max(1, reset)} seconds.", max(1, reset))
             if left < remaining:  # the tighter of the two is the one to show
-                g.rate_window = "organization", item, left, reset
+                passage.rate_window = "organization", item, left, reset
 
     def leave(self, passage, response):
         """The gate's way out: the rate headers; the slot held until the
         answer's last byte is sent."""
-        window = g.pop("rate_window", None)
+        window, passage.rate_window = passage.rate_window, None
         if window is not None:
             policy, item, remaining, reset = window
             response.headers["RateLimit-Policy"] = \
                 f'"{policy}";q={item.amount};w={item.get_expiry()}'
             response.headers["RateLimit"] = f'"{policy}";r={remaining};t={reset}'
-        key = g.get("in_flight_key")
+        key = passage.in_flight_key
         if key is not None:
             # Whichever answer is sent gives the slot back, once: when a later
             # way out fails, Flask drops this answer, makes a 500 and runs the
             # way out again, and the 500 carries the same release.
-            release = g.get("in_flight_release")
+            release = passage.in_flight_release
             if release is None:
-                release = g.in_flight_release = _Once(partial(self.in_flight.release, key))
+                release = passage.in_flight_release = _Once(partial(self.in_flight.release, key))
             response.call_on_close(release)
         return response
 
-    def close(self, _error):
-        key = g.pop("in_flight_key", None)
-        if key is not None and g.pop("in_flight_release", None) is None:
+    def close(self, passage, _error):
+        key, passage.in_flight_key = passage.in_flight_key, None
+        if key is not None and passage.in_flight_release is None:
             self.in_flight.release(key)  # no answer took the slot: none will give it back
 
 
