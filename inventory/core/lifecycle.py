@@ -9,6 +9,7 @@ once, at import, from the package: nothing is fetched at run time.
 
 The design, and why: docs/design/lifecycle.md"""
 import datetime
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ def distribution_of(provider):
     return name if name in _MANAGED else "upstream"
 
 
+@functools.lru_cache(maxsize=4096)  # a page asks it of each record: few versions, many times
 def minor_of(version):
     """`1.31` of `v1.31.2-eks-1234`, `1.31.2`, `1.31`; None if not a version."""
     parts = version_parts(version)
@@ -92,9 +94,23 @@ class Lifecycles:
     def load(cls, path=DATA_PATH):
         return cls(json.loads(Path(path).read_text("utf-8")))
 
+    _SUPPORTS_KEPT = 4096  # (distribution, minor) pairs of one day; past it, begun again
+
     def support(self, distribution, version, day):
-        """The `support` object of a cluster of `distribution` at `version` on `day`."""
+        """The `support` object of a cluster of `distribution` at `version`
+        on `day`: a new one, worked out once per minor version and day (a
+        page of clusters shares a few)."""
         minor = minor_of(version)
+        kept_day, kept = self.__dict__.get("_supports", (None, {}))
+        if kept_day != day or len(kept) >= self._SUPPORTS_KEPT:
+            kept = {}
+            self._supports = (day, kept)  # one tuple: no thread sees one day's with another's
+        support = kept.get((distribution, minor))
+        if support is None:
+            support = kept[(distribution, minor)] = self._support(distribution, minor, day)
+        return {**support, "lifecycle": {**support["lifecycle"]}}
+
+    def _support(self, distribution, minor, day):
         cycle = self.cycles[distribution].get(minor)
         status, ends_on = ("unknown", None) if cycle is None else cycle.status(day)
         return {

@@ -612,3 +612,16 @@ def test_if_match_of_no_stored_revision_is_412_on_a_cluster(client, inventory, m
                                        headers={"If-Match": header})
     assert_problem(response, 412)
     assert client.get(path).get_json()["title"] == ""
+
+
+def test_each_support_object_is_new_though_worked_out_once_a_day():
+    import datetime
+
+    from inventory.core.lifecycle import LIFECYCLES
+    day = datetime.date(2025, 8, 27)
+    first = LIFECYCLES.support("eks", "1.31.2", day)
+    expected = json.loads(json.dumps(first))
+    first["status"] = first["lifecycle"]["minor"] = "changed by a caller"
+    assert LIFECYCLES.support("eks", "v1.31.9-eks-1", day) == expected
+    assert LIFECYCLES.support("eks", "1.31.2", day + datetime.timedelta(days=1))["status"] \
+        == "ending"
