@@ -664,3 +664,25 @@ def test_a_document_is_stored_as_mongomock_stores_it_and_as_a_copy(document):
     for key, value in document.items():  # no object or array is shared
         if isinstance(value, (dict, list)):
             assert stored[key] is not value
+
+
+@pytest.mark.parametrize("write", [
+    # mongomock's own writes ($push, upsert, replace), filtered by the indexed
+    # field: the documents they may change are copied first (_copy_before_change)
+    lambda c: c.update_one({"code": "x"}, {"$set": {"code": "y"}, "$push": {"l": 1}}),
+    lambda c: c.update_many({"code": "x"}, {"$set": {"code": "y"}, "$push": {"l": 1}}),
+    lambda c: c.replace_one({"code": "x"}, {"code": "y", "l": []}),
+    lambda c: c.find_one_and_update({"code": "x"}, {"$set": {"code": "y"}, "$push": {"l": 1}}),
+    lambda c: c.update_one({"code": "y"}, {"$set": {"l": [1]}}, upsert=True),
+])
+def test_lookups_by_an_indexed_field_stay_right_through_mongomocks_writes_filtered_by_it(write):
+    plain = mongomock_ng.MongoClient().db.things
+    plain.create_index("code")
+    locked = LockedCollection(plain)
+    locked.insert_one({"_id": "a", "code": "x", "l": []})
+    assert locked.find_one({"code": "x"})["_id"] == "a"  # the lookup is made
+    write(locked)
+    for code in ("x", "y"):
+        assert locked.find_one({"code": code}) == plain.find_one({"code": code})
+        assert locked.find({"code": code}) == list(plain.find({"code": code}))
+
