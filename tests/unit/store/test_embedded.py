@@ -686,3 +686,19 @@ def test_lookups_by_an_indexed_field_stay_right_through_mongomocks_writes_filter
         assert locked.find_one({"code": code}) == plain.find_one({"code": code})
         assert locked.find({"code": code}) == list(plain.find({"code": code}))
 
+
+@pytest.mark.parametrize("second, update", [
+    ({"_id": "b", "n": 1.5}, {"$inc": {"n": 1}}),  # a float: mongomock's rules
+    ({"_id": "b", "n": {"deep": 1}}, {"$inc": {"n": 1}}),  # not a number: mongomock's error
+    ({"_id": "b", "p": 5}, {"$inc": {"p.q": 1}}),  # a path through a number
+])
+def test_a_write_by_key_of_several_documents_that_mongomock_finishes_applies_once(second, update):
+    plain = mongomock_ng.MongoClient().db.things
+    plain.insert_many([{"_id": "a", "n": 1, "p": {"q": 1}}, dict(second)])
+    expected = mongomock_ng.MongoClient().db.things
+    expected.insert_many([{"_id": "a", "n": 1, "p": {"q": 1}}, dict(second)])
+    locked = LockedCollection(plain)
+    query = {"_id": {"$in": ["a", "b"]}}
+    assert _outcome(lambda: locked.update_many(query, update).modified_count) == \
+        _outcome(lambda: expected.update_many(query, update).modified_count)
+    assert locked.find({}, sort=[("_id", 1)], limit=10) == list(expected.find({}, sort=[("_id", 1)]))
