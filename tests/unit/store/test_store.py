@@ -335,3 +335,34 @@ def test_a_tokens_caller_is_read_once_on_the_embedded_store_until_the_tokens_cha
     store.tokens.revoke(record["id"])
     assert store.tokens.authenticate(secret) is None
     assert store.tokens.authenticate("not" + secret) is None
+
+
+@pytest.fixture
+def mongodb_like_store():
+    """A store over a collection that is not the embedded store's: pymongo's
+    (and mongomock's, standing in for it) answers any attribute it lacks
+    with a sub-collection of that name."""
+    import mongomock_ng
+
+    from inventory.resources import store_classes
+    from inventory.store import Store
+
+    store = Store(mongomock_ng.MongoClient().db, store_classes())
+    store.create_indexes()
+    return store
+
+
+def test_records_are_shown_from_their_own_collection_on_mongodb(mongodb_like_store):
+    import pymongo
+
+    from inventory.store import _Guarded
+
+    store = mongodb_like_store
+    org = store.organizations.create({"title": "Acme", "description": ""}, "t")
+    assert store.organizations.get(org["id"])["title"] == "Acme"
+    assert [r["id"] for r in store.organizations.list(PageRequest(10)).records] == [org["id"]]
+    # as the service reaches MongoDB (no server needed to name the collection read)
+    guarded = _Guarded(pymongo.MongoClient(connect=False)["db"])
+    store.platforms.collection = guarded["platforms"]
+    assert store.platforms.shown.unguarded.full_name == "db.platforms"
+
