@@ -366,3 +366,11 @@ def test_records_are_shown_from_their_own_collection_on_mongodb(mongodb_like_sto
     store.platforms.collection = guarded["platforms"]
     assert store.platforms.shown.unguarded.full_name == "db.platforms"
 
+
+def test_a_revoked_token_never_authenticates_again_on_mongodb(mongodb_like_store):
+    store = mongodb_like_store
+    record, secret = store.tokens.create({"name": "ci", "role": "writer"}, "t")
+    assert store.tokens.authenticate(secret) is not None  # its last use recorded
+    assert store.tokens.authenticate(secret) is not None
+    store.tokens.revoke(record["id"])
+    assert store.tokens.authenticate(secret) is None
