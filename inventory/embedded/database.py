@@ -1120,12 +1120,13 @@ class LockedCollection:
                                       in self._by_field.items() if lookup is not None}
                     self._unique = None
                 elif name not in _READS:  # a write may add, remove or change keys
-                    self._keys, self._sorted, self._by_field = None, {}, {}
-                    self._expiring, self._unique = None, None  # a drop takes indexes too
-                    if name in _IN_PLACE_WRITES:
+                    if name in _IN_PLACE_WRITES:  # (before the caches go: a lookup
+                        # it makes would otherwise outlive the write)
                         self._copy_before_change(
                             None if name == "bulk_write" else
                             args[0] if args else kwargs.get("filter"))
+                    self._keys, self._sorted, self._by_field = None, {}, {}
+                    self._expiring, self._unique = None, None  # a drop takes indexes too
                 return attribute(*args, **kwargs)
         return locked
 
