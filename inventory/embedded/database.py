@@ -880,17 +880,19 @@ class LockedCollection:
         fields = {path.split(".")[0] for changes in update.values() for path in changes}
         if "_id" in fields or fields & self._unique_fields():
             return None  # mongomock checks what a unique index needs checked
-        documents, changed, matches = self._documents(), [], _matcher(filter)
+        documents, updated, matches = self._documents(), [], _matcher(filter)
         for key in keys:
             if key in documents and matches(documents[key]):
-                before = documents[key]
-                after = _updated(before, update)
-                if after is None:
+                after = _updated(documents[key], update)
+                if after is None:  # mongomock writes them all: none is written here
                     return None
-                documents[key] = after
-                changed.append((before, after))
+                updated.append((key, after))
                 if not multi:
                     break
+        changed = []
+        for key, after in updated:
+            changed.append((documents[key], after))
+            documents[key] = after
         for field in fields & set(self._by_field):
             del self._by_field[field]  # values changed: looked up anew when next needed
         for before, after in changed:
