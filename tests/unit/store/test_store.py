@@ -327,7 +327,8 @@ def test_a_tokens_caller_is_read_once_on_the_embedded_store_until_the_tokens_cha
     reads = counting.reads
     for _ in range(3):
         assert store.tokens.authenticate(secret)["role"] == "writer"
-    embedded = hasattr(counting._collection, "writes")
+    # (pymongo's collection answers `writes` with a sub-collection)
+    embedded = isinstance(getattr(counting._collection, "writes", None), int)
     assert counting.reads - reads == (1 if embedded else 3)  # MongoDB: every time
     # any write to the tokens, by any way, is seen by the next request
     counting.update_one({"_id": record["id"]}, {"$set": {"role": "reader"}})
