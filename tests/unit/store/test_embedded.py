@@ -702,3 +702,17 @@ def test_a_write_by_key_of_several_documents_that_mongomock_finishes_applies_onc
     assert _outcome(lambda: locked.update_many(query, update).modified_count) == \
         _outcome(lambda: expected.update_many(query, update).modified_count)
     assert locked.find({}, sort=[("_id", 1)], limit=10) == list(expected.find({}, sort=[("_id", 1)]))
+
+
+@pytest.mark.parametrize("write", [
+    lambda c: c.update({"_id": "a"}, {"$push": {"nested.y": 3}}),
+    lambda c: c.find_and_modify({"_id": "a"}, {"$push": {"nested.y": 3}}),
+    lambda c: c.save({"_id": "a", "x": 1, "nested": {"y": [3]}}),
+])
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_mongomocks_older_writes_leave_documents_handed_out_as_they_were(collections, write):
+    _, locked = collections
+    handed_out = locked.uncopied.find_one({"_id": "a"})
+    write(locked)
+    assert handed_out["nested"]["y"] == [1, 2]
+    assert locked.find_one({"_id": "a"})["nested"]["y"] != [1, 2]
