@@ -117,7 +117,12 @@ _SAME_INDEX_OPTIONS = frozenset({"name", "unique", "sparse", "expireAfterSeconds
 _KEYED_UPDATES = frozenset({"$set", "$unset", "$inc"})
 # mongomock's writes that change a stored document in place
 _IN_PLACE_WRITES = frozenset({"update_one", "update_many", "replace_one", "find_one_and_update",
-                              "find_one_and_replace", "bulk_write"})
+                              "find_one_and_replace", "bulk_write",
+                              # its older ones (each calls one of the above): every
+                              # document is copied, their first argument is no filter
+                              "update", "find_and_modify", "save"})
+_FILTER_FIRST = frozenset({"update_one", "update_many", "replace_one", "find_one_and_update",
+                           "find_one_and_replace"})
 _CONTAINERS = (dict, list)
 _ABSENT = object()
 
@@ -1125,7 +1130,7 @@ class LockedCollection:
                     if name in _IN_PLACE_WRITES:  # (before the caches go: a lookup
                         # it makes would otherwise outlive the write)
                         self._copy_before_change(
-                            None if name == "bulk_write" else
+                            None if name not in _FILTER_FIRST else
                             args[0] if args else kwargs.get("filter"))
                     self._keys, self._sorted, self._by_field = None, {}, {}
                     self._expiring, self._unique = None, None  # a drop takes indexes too
