@@ -375,3 +375,38 @@ def test_a_revoked_token_never_authenticates_again_on_mongodb(mongodb_like_store
     assert store.tokens.authenticate(secret) is not None
     store.tokens.revoke(record["id"])
     assert store.tokens.authenticate(secret) is None
+
+
+def test_no_token_authenticates_once_its_revoke_returned_under_threads(store):
+    """The tokens' cache of callers (the embedded store's count of writes)
+    against revokes racing it: a request that begins after a revoke
+    returned never passes, however the threads interleave."""
+    import threading
+
+    late = []
+    for round_ in range(15):
+        tokens = [store.tokens.create({"name": f"t{round_}-{i}", "role": "reader"}, "t")
+                  for i in range(3)]
+        for _, secret in tokens:
+            store.tokens.authenticate(secret)  # its last use recorded: read from the cache now
+        stop, threads = threading.Event(), []
+
+        def hammer(secret, revoked):
+            while not stop.is_set():
+                began_after = revoked.is_set()
+                if store.tokens.authenticate(secret) is not None and began_after:
+                    late.append(secret)
+
+        revokes = [threading.Event() for _ in tokens]
+        for (_, secret), revoked in zip(tokens, revokes):
+            threads += [threading.Thread(target=hammer, args=(secret, revoked)) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for (record, _), revoked in zip(tokens, revokes):
+            store.tokens.revoke(record["id"])
+            revoked.set()
+        stop.set()
+        for thread in threads:
+            thread.join()
+        assert all(store.tokens.authenticate(secret) is None for _, secret in tokens)
+    assert late == []
