@@ -117,7 +117,12 @@ _SAME_INDEX_OPTIONS = frozenset({"name", "unique", "sparse", "expireAfterSeconds
 _KEYED_UPDATES = frozenset({"$set", "$unset", "$inc"})
 # mongomock's writes that change a stored document in place
 _IN_PLACE_WRITES = frozenset({"update_one", "update_many", "replace_one", "find_one_and_update",
-                              "find_one_and_replace", "bulk_write"})
+                              "find_one_and_replace", "bulk_write",
+                              # its older ones (each calls one of the above): every
+                              # document is copied, their first argument is no filter
+                              "update", "find_and_modify", "save"})
+_FILTER_FIRST = frozenset({"update_one", "update_many", "replace_one", "find_one_and_update",
+                           "find_one_and_replace"})
 _CONTAINERS = (dict, list)
 _ABSENT = object()
 
@@ -880,17 +885,19 @@ class LockedCollection:
         fields = {path.split(".")[0] for changes in update.values() for path in changes}
         if "_id" in fields or fields & self._unique_fields():
             return None  # mongomock checks what a unique index needs checked
-        documents, changed, matches = self._documents(), [], _matcher(filter)
+        documents, updated, matches = self._documents(), [], _matcher(filter)
         for key in keys:
             if key in documents and matches(documents[key]):
-                before = documents[key]
-                after = _updated(before, update)
-                if after is None:
+                after = _updated(documents[key], update)
+                if after is None:  # mongomock writes them all: none is written here
                     return None
-                documents[key] = after
-                changed.append((before, after))
+                updated.append((key, after))
                 if not multi:
                     break
+        changed = []
+        for key, after in updated:
+            changed.append((documents[key], after))
+            documents[key] = after
         for field in fields & set(self._by_field):
             del self._by_field[field]  # values changed: looked up anew when next needed
         for before, after in changed:
@@ -1120,12 +1127,13 @@ class LockedCollection:
                                       in self._by_field.items() if lookup is not None}
                     self._unique = None
                 elif name not in _READS:  # a write may add, remove or change keys
+                    if name in _IN_PLACE_WRITES:  # (before the caches go: a lookup
+                        # it makes would otherwise outlive the write)
+                        self._copy_before_change(
+                            None if name not in _FILTER_FIRST else
+                            args[0] if args else kwargs.get("filter"))
                     self._keys, self._sorted, self._by_field = None, {}, {}
                     self._expiring, self._unique = None, None  # a drop takes indexes too
-                    if name in _IN_PLACE_WRITES:
-                        self._copy_before_change(
-                            None if name == "bulk_write" else
-                            args[0] if args else kwargs.get("filter"))
                 return attribute(*args, **kwargs)
         return locked
 

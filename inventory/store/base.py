@@ -122,8 +122,11 @@ class ResourceStore:
     def shown(self):
         """What reads records to show them: on the embedded store, reads that
         hand out the stored documents uncopied (`to_api` copies what it
-        keeps); pymongo's documents are the caller's own already."""
-        return getattr(self.collection, "uncopied", self.collection)
+        keeps); pymongo's documents are the caller's own already. Asked of
+        the class: a pymongo collection answers any attribute it lacks with
+        a sub-collection of that name."""
+        collection = self.collection
+        return collection.uncopied if hasattr(type(collection), "uncopied") else collection
 
     # -- events -------------------------------------------------------------
 

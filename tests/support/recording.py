@@ -15,7 +15,10 @@ class RecordingCollection:
     @property
     def uncopied(self):
         """The wrapped collection's uncopied reads (the embedded store's), recorded too."""
-        reads = RecordingCollection(getattr(self._collection, "uncopied", self._collection))
+        # (asked of the class: pymongo's collection answers with a sub-collection)
+        reads = RecordingCollection(self._collection.uncopied
+                                    if hasattr(type(self._collection), "uncopied")
+                                    else self._collection)
         reads.finds = self.finds
         return reads
 

@@ -72,6 +72,8 @@ class TokenStore(ResourceStore):
         tokens change)."""
         digest = hash_secret(secret)
         writes = getattr(self.collection, "writes", None)  # read before the token is
+        if writes.__class__ is not int:  # pymongo's: the sub-collection `tokens.writes`
+            writes = None
         known_at, known = self._known
         if writes is not None and writes != known_at:
             known_at, known = self._known = (writes, {})

@@ -664,3 +664,55 @@ def test_a_document_is_stored_as_mongomock_stores_it_and_as_a_copy(document):
     for key, value in document.items():  # no object or array is shared
         if isinstance(value, (dict, list)):
             assert stored[key] is not value
+
+
+@pytest.mark.parametrize("write", [
+    # mongomock's own writes ($push, upsert, replace), filtered by the indexed
+    # field: the documents they may change are copied first (_copy_before_change)
+    lambda c: c.update_one({"code": "x"}, {"$set": {"code": "y"}, "$push": {"l": 1}}),
+    lambda c: c.update_many({"code": "x"}, {"$set": {"code": "y"}, "$push": {"l": 1}}),
+    lambda c: c.replace_one({"code": "x"}, {"code": "y", "l": []}),
+    lambda c: c.find_one_and_update({"code": "x"}, {"$set": {"code": "y"}, "$push": {"l": 1}}),
+    lambda c: c.update_one({"code": "y"}, {"$set": {"l": [1]}}, upsert=True),
+])
+def test_lookups_by_an_indexed_field_stay_right_through_mongomocks_writes_filtered_by_it(write):
+    plain = mongomock_ng.MongoClient().db.things
+    plain.create_index("code")
+    locked = LockedCollection(plain)
+    locked.insert_one({"_id": "a", "code": "x", "l": []})
+    assert locked.find_one({"code": "x"})["_id"] == "a"  # the lookup is made
+    write(locked)
+    for code in ("x", "y"):
+        assert locked.find_one({"code": code}) == plain.find_one({"code": code})
+        assert locked.find({"code": code}) == list(plain.find({"code": code}))
+
+
+@pytest.mark.parametrize("second, update", [
+    ({"_id": "b", "n": 1.5}, {"$inc": {"n": 1}}),  # a float: mongomock's rules
+    ({"_id": "b", "n": {"deep": 1}}, {"$inc": {"n": 1}}),  # not a number: mongomock's error
+    ({"_id": "b", "p": 5}, {"$inc": {"p.q": 1}}),  # a path through a number
+])
+def test_a_write_by_key_of_several_documents_that_mongomock_finishes_applies_once(second, update):
+    plain = mongomock_ng.MongoClient().db.things
+    plain.insert_many([{"_id": "a", "n": 1, "p": {"q": 1}}, dict(second)])
+    expected = mongomock_ng.MongoClient().db.things
+    expected.insert_many([{"_id": "a", "n": 1, "p": {"q": 1}}, dict(second)])
+    locked = LockedCollection(plain)
+    query = {"_id": {"$in": ["a", "b"]}}
+    assert _outcome(lambda: locked.update_many(query, update).modified_count) == \
+        _outcome(lambda: expected.update_many(query, update).modified_count)
+    assert locked.find({}, sort=[("_id", 1)], limit=10) == list(expected.find({}, sort=[("_id", 1)]))
+
+
+@pytest.mark.parametrize("write", [
+    lambda c: c.update({"_id": "a"}, {"$push": {"nested.y": 3}}),
+    lambda c: c.find_and_modify({"_id": "a"}, {"$push": {"nested.y": 3}}),
+    lambda c: c.save({"_id": "a", "x": 1, "nested": {"y": [3]}}),
+])
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_mongomocks_older_writes_leave_documents_handed_out_as_they_were(collections, write):
+    _, locked = collections
+    handed_out = locked.uncopied.find_one({"_id": "a"})
+    write(locked)
+    assert handed_out["nested"]["y"] == [1, 2]
+    assert locked.find_one({"_id": "a"})["nested"]["y"] != [1, 2]

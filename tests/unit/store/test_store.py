@@ -327,7 +327,8 @@ def test_a_tokens_caller_is_read_once_on_the_embedded_store_until_the_tokens_cha
     reads = counting.reads
     for _ in range(3):
         assert store.tokens.authenticate(secret)["role"] == "writer"
-    embedded = hasattr(counting._collection, "writes")
+    # (pymongo's collection answers `writes` with a sub-collection)
+    embedded = isinstance(getattr(counting._collection, "writes", None), int)
     assert counting.reads - reads == (1 if embedded else 3)  # MongoDB: every time
     # any write to the tokens, by any way, is seen by the next request
     counting.update_one({"_id": record["id"]}, {"$set": {"role": "reader"}})
@@ -335,3 +336,77 @@ def test_a_tokens_caller_is_read_once_on_the_embedded_store_until_the_tokens_cha
     store.tokens.revoke(record["id"])
     assert store.tokens.authenticate(secret) is None
     assert store.tokens.authenticate("not" + secret) is None
+
+
+@pytest.fixture
+def mongodb_like_store():
+    """A store over a collection that is not the embedded store's: pymongo's
+    (and mongomock's, standing in for it) answers any attribute it lacks
+    with a sub-collection of that name."""
+    import mongomock_ng
+
+    from inventory.resources import store_classes
+    from inventory.store import Store
+
+    store = Store(mongomock_ng.MongoClient().db, store_classes())
+    store.create_indexes()
+    return store
+
+
+def test_records_are_shown_from_their_own_collection_on_mongodb(mongodb_like_store):
+    import pymongo
+
+    from inventory.store import _Guarded
+
+    store = mongodb_like_store
+    org = store.organizations.create({"title": "Acme", "description": ""}, "t")
+    assert store.organizations.get(org["id"])["title"] == "Acme"
+    assert [r["id"] for r in store.organizations.list(PageRequest(10)).records] == [org["id"]]
+    # as the service reaches MongoDB (no server needed to name the collection read)
+    guarded = _Guarded(pymongo.MongoClient(connect=False)["db"])
+    store.platforms.collection = guarded["platforms"]
+    assert store.platforms.shown.unguarded.full_name == "db.platforms"
+
+
+def test_a_revoked_token_never_authenticates_again_on_mongodb(mongodb_like_store):
+    store = mongodb_like_store
+    record, secret = store.tokens.create({"name": "ci", "role": "writer"}, "t")
+    assert store.tokens.authenticate(secret) is not None  # its last use recorded
+    assert store.tokens.authenticate(secret) is not None
+    store.tokens.revoke(record["id"])
+    assert store.tokens.authenticate(secret) is None
+
+
+def test_no_token_authenticates_once_its_revoke_returned_under_threads(store):
+    """The tokens' cache of callers (the embedded store's count of writes)
+    against revokes racing it: a request that begins after a revoke
+    returned never passes, however the threads interleave."""
+    import threading
+
+    late = []
+    for round_ in range(15):
+        tokens = [store.tokens.create({"name": f"t{round_}-{i}", "role": "reader"}, "t")
+                  for i in range(3)]
+        for _, secret in tokens:
+            store.tokens.authenticate(secret)  # its last use recorded: read from the cache now
+        stop, threads = threading.Event(), []
+
+        def hammer(secret, revoked):
+            while not stop.is_set():
+                began_after = revoked.is_set()
+                if store.tokens.authenticate(secret) is not None and began_after:
+                    late.append(secret)
+
+        revokes = [threading.Event() for _ in tokens]
+        for (_, secret), revoked in zip(tokens, revokes):
+            threads += [threading.Thread(target=hammer, args=(secret, revoked)) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for (record, _), revoked in zip(tokens, revokes):
+            store.tokens.revoke(record["id"])
+            revoked.set()
+        stop.set()
+        for thread in threads:
+            thread.join()
+        assert all(store.tokens.authenticate(secret) is None for _, secret in tokens)
+    assert late == []
