@@ -6,6 +6,7 @@ so these figures show the apps' own costs; `--profile ROUTE` prints where a
 route's time goes, by function (cProfile, cumulative).
 
     python -m bench.request_costs [--n 100] [--requests 3000] [--profile "GET one platform"]
+    python -m bench.request_costs --layers      (each route's CPU by layer)
 
 The process is patched by gevent first, as gunicorn's gevent worker patches
 it: its locks are then gevent's, which is what serving pays for.
@@ -84,11 +85,55 @@ def cpu_per_request(call, route, requests):
     return best
 
 
+# A request's layers, as cProfile finds them: (name, function path suffixes
+# whose cumulative time is the layer's). The gate's ways in and out are named
+# by their functions; "view" is the operation's own work (store, to_api, the
+# dump, the JSON); Flask and werkzeug are the rest.
+LAYERS = (
+    ("request id, metrics, access line", ("observability.py(start_request)",
+                                          "observability.py(finish_request)")),
+    ("host, path and query checks", ("request_checks.py(refuse_unservable)",
+                                     "response_headers.py(finish_response)")),
+    ("rate and in-flight counts", ("rate_limits.py(enter)", "rate_limits.py(leave)",
+                                   "rate_limits.py(close)")),
+    ("token and role", ("auth.py(authenticate)",)),
+    ("body", ("request_body.py(read_bounded_body)",)),
+    ("idempotency", ("idempotency.py(reserve_or_replay)", "idempotency.py(keep_or_release)")),
+    ("view: the store", ("store/base.py(get)", "store/base.py(list)", "scans/store.py(create)")),
+    ("view: dump and JSON", ("dumping.py(dump)", "json/__init__.py(jsonify)")),
+    ("view: arguments", ("webargs/core.py(parse)",)),
+)
+
+
+def layers(call, route, requests):
+    """{layer: us of CPU a request}: cProfile's cumulative times of the
+    layers' functions, scaled to the CPU the same requests take unprofiled."""
+    real = cpu_per_request(call, route, requests)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(requests):
+        call(route["method"], route["path"], route.get("body"))
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats
+    total = sum(timing[2] for timing in stats.values())  # every function's own time
+    functions = [(f"{path}({function})", timing[3])
+                 for (path, _line, function), timing in stats.items()]
+    found = {}
+    for layer, names in LAYERS:  # (a recursive function's outermost call: the largest)
+        cumulative = sum(max([spent for function, spent in functions if function.endswith(name)],
+                             default=0) for name in names)
+        # the gate's closer, the token lookup: counted in the first layer that calls it
+        found[layer] = cumulative / total * real
+    found["Flask, werkzeug, flask-smorest"] = real - sum(found.values())
+    return real, found
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=100)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--profile", default=None)
+    parser.add_argument("--layers", action="store_true")
     args = parser.parse_args()
 
     # as served: the access line goes to a stream (the bench's servers write it to /dev/null)
@@ -118,6 +163,17 @@ def main():
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(60)
         print(out.getvalue())
+        return
+
+    if args.layers:
+        print(f"N = {args.n}; us of CPU a request by layer, in process (cProfile's shares "
+              f"of the unprofiled CPU of {args.requests} requests)")
+        names = ("GET one platform", "GET list, limit 20", "POST a scan")
+        results = [layers(call, routes[name], args.requests) for name in names]
+        print(f"{'layer':<34}" + "".join(f"{name:>20}" for name in names))
+        for layer in results[0][1]:
+            print(f"{layer:<34}" + "".join(f"{found[layer]:>20.0f}" for _, found in results))
+        print(f"{'all':<34}" + "".join(f"{real:>20.0f}" for real, _ in results))
         return
 
     print(f"N = {args.n}; us of CPU a request, in process (best of 3 x {args.requests})")
