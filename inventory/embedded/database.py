@@ -251,11 +251,43 @@ def _field_check(field, condition):
                 raise _Undecided()
             return test(found)
         return compared
+    exists = _exists_test(condition)
+    if exists is not None:
+        return lambda document: (field in document) is exists
+    if isinstance(condition, list):  # an array read back (a conditional write: the outbox)
+        def same_array(document):
+            if _identical(document.get(field, _ABSENT), condition):
+                return True
+            raise _Undecided()  # unequal, or equal another way (an element): mongomock's rules
+        return same_array
+    return None
+
+
+def _exists_test(condition):
+    """The bool of `{"$exists": bool}`, else None."""
     if isinstance(condition, dict) and condition.keys() == {"$exists"} \
             and isinstance(condition["$exists"], bool):
-        exists = condition["$exists"]
-        return lambda document: (field in document) is exists
+        return condition["$exists"]
     return None
+
+
+_IDENTICAL_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _identical(first, second):
+    """Whether two values are the same BSON value by their very form: the
+    same types, objects with the same keys in the same order. (MongoDB calls
+    more values equal, 1 and 1.0; those are left to mongomock.)"""
+    kind = first.__class__
+    if kind is not second.__class__:
+        return False
+    if kind is dict:
+        return len(first) == len(second) and all(
+            key == other_key and _identical(value, other_value)
+            for (key, value), (other_key, other_value) in zip(first.items(), second.items()))
+    if kind is list:
+        return len(first) == len(second) and all(map(_identical, first, second))
+    return kind in _IDENTICAL_SCALARS and first == second
 
 
 def _all_of(checks):
@@ -382,33 +414,19 @@ def _matcher(query, walked=None):
     (fields compared with strings, `{"$exists": bool}`, joined by `$and`;
     the bounds on the `walked` field, which a walk applies itself) are
     checked directly in one loop; the same conditions joined by `$or` and
-    `$nor` too, as a small tree of tests. Any other query, and a document
+    `$nor` too, and those the tree knows besides (numbers, null, an array
+    read back), as a small tree of tests. Any other query, and a document
     holding an array or a non-string where a string is compared, go to
     mongomock."""
     def mongomock(document):
         return mongomock_internals.filter_applies(query, document)
-    conditions = _conditions(query, walked)
-    if conditions is None:
-        tree = _tree_check(query, walked)
-        if tree is None:
-            return mongomock
-
-        def checked(document):
-            try:
-                return tree(document)
-            except _Undecided:
-                return mongomock(document)
-        return checked
     checks = []  # (field, test of a string value, or None; $exists, or None)
-    for field, condition in conditions:
+    for field, condition in _conditions(query, walked) or [(None, None)]:
         test = _string_test(condition)
-        if test is not None:
-            checks.append((field, test, None))
-        elif isinstance(condition, dict) and condition.keys() == {"$exists"} \
-                and isinstance(condition["$exists"], bool):
-            checks.append((field, None, condition["$exists"]))
-        else:
-            return mongomock
+        exists = None if test is not None else _exists_test(condition)
+        if test is None and exists is None:  # (or no plain conditions at all)
+            return _tree_matcher(query, walked, mongomock)
+        checks.append((field, test, exists))
 
     def plain(document):
         for field, test, exists in checks:
@@ -424,6 +442,21 @@ def _matcher(query, walked=None):
                 return False
         return True
     return plain
+
+
+def _tree_matcher(query, walked, mongomock):
+    """The tree of tests of `query` (`_tree_check`), mongomock deciding what
+    it cannot; mongomock alone for a query the tree does not know."""
+    tree = _tree_check(query, walked)
+    if tree is None:
+        return mongomock
+
+    def checked(document):
+        try:
+            return tree(document)
+        except _Undecided:
+            return mongomock(document)
+    return checked
 
 
 def _project(document, projection, copied=True):

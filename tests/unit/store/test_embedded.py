@@ -238,6 +238,9 @@ MATCHED_DOCS = [
     {"_id": "j", "team": "x", "_deleting": True}, {"_id": "k", "team": "x", "_deleting": None},
     {"_id": "l", "team": 2.5}, {"_id": "m", "team": float("nan")}, {"_id": "n", "team": True},
     {"_id": "o", "team": [1, 3]}, {"_id": "p", "team": -7}, {"_id": "q", "team": [None]},
+    {"_id": "r", "team": [{"k": "a", "n": 1}, {"k": "b", "n": 2}]},
+    {"_id": "s", "team": [{"n": 1, "k": "a"}, {"k": "b", "n": 2}]}, {"_id": "t", "team": [1.0, 3]},
+    {"_id": "u", "team": [[1, 3], 4]}, {"_id": "v", "team": [True, 3]},
 ]
 MATCHED_QUERIES = [
     {}, {"team": "x"}, {"team": ""}, {"team": {"$exists": True}}, {"team": {"$exists": False}},
@@ -256,6 +259,11 @@ MATCHED_QUERIES = [
     {"team": {"$gt": -10.5}}, {"team": {"$eq": 1}}, {"team": {"$lte": 2.5}},
     {"$or": [{"team": None}, {"team": {"$lt": 5}}]}, {"team": {"$lt": float("nan")}},
     {"team": {"$gt": True}}, {"team": {"$gt": 0}, "_deleting": {"$exists": False}},
+    # an array read back, as the outbox is cleared
+    {"team": [{"k": "a", "n": 1}, {"k": "b", "n": 2}]}, {"_id": "r", "team": [{"k": "a", "n": 1}]},
+    {"team": [1, 3]}, {"team": [1.0, 3]}, {"team": []}, {"team": ["x", "z"]}, {"team": [["x"]]},
+    {"team": [None]}, {"_id": {"$gt": "a"}, "team": [1, 3], "_deleting": {"$exists": False}},
+    {"$or": [{"team": [1, 3]}, {"team": "x"}]},
 ]
 
 

@@ -410,3 +410,21 @@ def test_no_token_authenticates_once_its_revoke_returned_under_threads(store):
             thread.join()
         assert all(store.tokens.authenticate(secret) is None for _, secret in tokens)
     assert late == []
+
+
+def test_a_scans_write_is_decided_without_mongomocks_matcher(store, tree, monkeypatch):
+    """Every query of a scan's write (the cluster read, the scan's insert,
+    the conditional raise of `last_scanned_on`, the event's slot and the
+    outbox cleared by the list read back) is checked by the embedded store
+    itself: mongomock's matcher reads every field of the document again."""
+    from inventory.embedded import mongomock_internals
+    _, _, cluster, _ = tree
+    if not hasattr(type(store.scans.collection), "uncopied"):
+        pytest.skip("the embedded store's own matcher")
+
+    def refused(*_args):
+        raise AssertionError("mongomock's matcher was asked")
+    monkeypatch.setattr(mongomock_internals, "filter_applies", refused)
+    store.scans.create(cluster["name"], 200)  # raises last_scanned_on
+    store.scans.create(cluster["name"], 150)  # older: the cluster is only read again
+    assert store.clusters.find_doc("c1")["last_scanned_on"] == 200
