@@ -163,10 +163,12 @@ def measure_wrk(wrk, port, route, token, duration, workdir, connections=1):
     output = run.stdout
     if "Requests/sec" not in output or "Non-2xx" in output or "Socket errors" in output:
         raise SystemExit(f"wrk failed on {route['name']} at port {port}:\n{output}{run.stderr}")
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
-    p50 = _ms(re.search(r"^\s+50%\s+(\S+)$", output, re.MULTILINE).group(1))
-    p99 = _ms(re.search(r"^\s+99%\s+(\S+)$", output, re.MULTILINE).group(1))
-    return rps, p50, p99
+    found = [re.search(pattern, output, re.MULTILINE) for pattern in (
+        r"Requests/sec:\s+([\d.]+)", r"^\s+50%\s+(\S+)\s*$", r"^\s+99%\s+(\S+)\s*$")]
+    if None in found:
+        raise SystemExit(f"wrk's output on {route['name']} at port {port} is not as expected:\n"
+                         f"{output}{run.stderr}")
+    return float(found[0].group(1)), _ms(found[1].group(1)), _ms(found[2].group(1))
 
 
 def measure_python(port, route, token, duration):
@@ -420,6 +422,9 @@ def medians(size):
 def report_size(out, size, load):
     out(f"\nN = {size.n:,} records per collection; load: {load}")
     out(f"({size.notes})")
+    if size.connections > 1:
+        out("(p99 here is wrk's, which breaks Little's law with several connections on one "
+            "thread: read the rates; docs/performance.md)")
     group = "{:-^24}"
     out(f"{'':<29}" + "".join(f"  {group.format(f' {s} ')}" for s in SERVERS)
         + f"  {'---- r/s ratios ----':<21}  service")
