@@ -420,11 +420,14 @@ def _matcher(query, walked=None):
     mongomock."""
     def mongomock(document):
         return mongomock_internals.filter_applies(query, document)
+    conditions = _conditions(query, walked)
+    if conditions is None:
+        return _tree_matcher(query, walked, mongomock)
     checks = []  # (field, test of a string value, or None; $exists, or None)
-    for field, condition in _conditions(query, walked) or [(None, None)]:
+    for field, condition in conditions:
         test = _string_test(condition)
         exists = None if test is not None else _exists_test(condition)
-        if test is None and exists is None:  # (or no plain conditions at all)
+        if test is None and exists is None:  # numbers, null, an array: the tree's
             return _tree_matcher(query, walked, mongomock)
         checks.append((field, test, exists))
 
@@ -601,7 +604,7 @@ class LockedCollection:
         nothing: one walk per record, not two. Writes never change a stored
         document in place once a read may have handed it out (a write by key
         stores a new one: `_updated`; mongomock's own updates are given
-        copies first: `_unkeyed_update`)."""
+        copies first: `_copy_before_change`)."""
         return _Uncopied(self)
 
     def find(self, filter=None, projection=None, sort=None, limit=0, skip=0, **kwargs):
