@@ -146,6 +146,46 @@ def test_defaults_renames_and_dict_subclasses_follow_marshmallow(record):
     same(compiled_dump(schema)(record), schema.dump(record))
 
 
+
+# Names the generated source uses itself, and keys no identifier or plain
+# string literal could hold: a plan writes keys and attributes as literals.
+HOSTILE_NAMES = ["out", "value", "obj", "kind", "missing", "plain", "plain_types", "attributes",
+                 "marshmallow_dump", "convert_0", "default_1", "method_2", "str", "int", "dump",
+                 "a'b", 'a"b', "a\\b", "a\nb", "a\rb", "\u00e9t\u00e9", "\U0001f600", "\u2028",
+                 "\x00", "'''", '"""', "\\", "x')\nimport os\n('", "{}", "%s", "\ud800"]
+
+
+def hostile_schema():
+    attrs = {}
+    for number, name in enumerate(HOSTILE_NAMES):
+        kind = (fields.String, fields.Integer, fields.Raw, fields.List)[number % 4]
+        field = kind(fields.String()) if kind is fields.List else kind()
+        field.attribute, field.data_key = name, name + "_key"
+        attrs[f"field_{number}"] = field
+    attrs["method"] = fields.Method("shown", data_key="get")
+    attrs["shown"] = lambda self, obj: obj.get("out")
+    attrs["quoted"] = fields.String(attribute="fallback", dump_default="d'\"\\\n", data_key="missing")
+    attrs["made"] = fields.Integer(attribute="made_", dump_default=lambda: 3, data_key="obj")
+    return type("Hostile", (Schema,), attrs)()
+
+
+@pytest.mark.parametrize("record", [
+    {}, dict.fromkeys(HOSTILE_NAMES, "v"), dict.fromkeys(HOSTILE_NAMES, 7),
+    dict.fromkeys(HOSTILE_NAMES), dict.fromkeys(HOSTILE_NAMES, True),
+    {**{name: ["a", 1] for name in HOSTILE_NAMES}, "out": "x"},
+    dict.fromkeys(HOSTILE_NAMES, b"b")])
+def test_keys_and_attributes_the_source_could_misread_dump_as_marshmallow_dumps(record):
+    schema = hostile_schema()
+    dump = compiled_dump(schema)
+    assert dump is not None
+    try:
+        reference = marshmallow_dump(schema, record)
+    except Exception as exc:  # noqa: BLE001 - the plan must fail alike
+        with pytest.raises(type(exc)):
+            dump(record)
+        return
+    same(dump(record), reference)
+
 class WithHook(Schema):
     value = fields.String()
 
