@@ -8,7 +8,8 @@ class Application(Flask):
     """Flask, asking once per function whether it is a coroutine function:
     Flask's `ensure_sync` asks `inspect` on every call of every hook, view
     and error handler (several times a request, about 3% of a single-record
-    request). The service has no async views; one would still be wrapped."""
+    request). The service has no async views; one would still be wrapped.
+    Its OPTIONS answers list the methods in one order."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -23,3 +24,10 @@ class Application(Flask):
             if len(self._coroutine_functions) < 4096:  # bounded, should one be made per call
                 self._coroutine_functions[key] = is_coroutine
         return self.async_to_sync(func) if is_coroutine else func
+
+    def make_default_options_response(self):
+        """Flask's answer to OPTIONS, its `Allow` sorted as a 405's is: Flask
+        lists a set, whose order changes with each process's hash seed."""
+        response = super().make_default_options_response()
+        response.headers["Allow"] = ", ".join(sorted(response.allow))
+        return response

@@ -1,4 +1,6 @@
 """Every failure, of any route and cause, answers with the interface's error body."""
+import os
+
 import pytest
 
 from tests.conftest import assert_problem
@@ -108,3 +110,22 @@ def test_control_characters_are_422_and_not_stored(client, title):
 def test_description_keeps_line_breaks_and_tabs(client):
     org = client.post("/organizations", json={"title": "A", "description": "one\n\ttwo\r\n"})
     assert org.status_code == 201 and org.get_json()["description"] == "one\n\ttwo\r\n"
+
+
+def test_options_lists_allowed_methods_in_one_order_in_every_process():
+    """Flask lists a set: its order follows the process's hash seed. Each
+    seed runs in a process of its own."""
+    import json
+    import subprocess
+    import sys
+    script = ("import json;from tests.conftest import make_config;from app import create_app;"
+              "client = create_app(make_config()).test_client();"
+              "print(json.dumps([client.options(path).headers['Allow'] for path in "
+              "('/kubeclusters', '/kubeclusters/c1', '/organizations')]))")
+    answers = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": str(seed)},
+                              check=True).stdout.strip().splitlines()[-1]
+               for seed in range(4)}
+    assert len(answers) == 1
+    for allow in json.loads(answers.pop()):
+        assert allow.split(", ") == sorted(allow.split(", ")) and "GET" in allow
