@@ -293,7 +293,6 @@ def test_a_filtered_page_examines_at_most_the_bound_at_scale(store):
 
 
 def test_records_read_to_be_shown_cannot_change_the_store(store, tree):
-    _, platform, cluster, _ = tree
     shown = store.platforms.get("p1")
     shown["control_plane"]["provider"] = "changed"
     shown["infrastructure"]["cloud"]["provider"] = "changed"
