@@ -202,7 +202,8 @@ class _Undecided(Exception):
 
 
 _NUMBERS = frozenset({int, float})  # by class: a bool is no number to MongoDB
-_DECIDED_SCALARS = frozenset({str, int, float, bool})
+# the values this module compares itself (None has its own checks)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _number_test(condition):
@@ -235,7 +236,7 @@ def _field_check(field, condition):
             found = document.get(field)
             if found is None:
                 return True
-            if found.__class__ in _DECIDED_SCALARS:
+            if found.__class__ in _SCALARS:
                 return False
             raise _Undecided()
         return null
@@ -271,9 +272,6 @@ def _exists_test(condition):
     return None
 
 
-_IDENTICAL_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
 def _identical(first, second):
     """Whether two values are the same BSON value by their very form: the
     same types, objects with the same keys in the same order. (MongoDB calls
@@ -287,7 +285,7 @@ def _identical(first, second):
             for (key, value), (other_key, other_value) in zip(first.items(), second.items()))
     if kind is list:
         return len(first) == len(second) and all(map(_identical, first, second))
-    return kind in _IDENTICAL_SCALARS and first == second
+    return kind in _SCALARS and first == second
 
 
 def _all_of(checks):
