@@ -7,7 +7,9 @@ from inventory.core.spec import AUDIT_FIELDS, IdForm, PathKey, ResourceSpec
 ID = IdForm("k8scl")
 
 SPEC = ResourceSpec(
-    name="clusters", kind="cluster", path="kubeclusters", parent="platforms", id_form=ID,
+    name="clusters", kind="cluster", path="kubeclusters",
+    parent="platforms", parent_field="platform",
+    id_form=ID,
     path_key=PathKey("cluster", "The cluster's name (slug) or id (`k8scl_` + UUID).",
                      f"a cluster name (an RFC 1123 DNS label) or id ({ID.described})",
                      (SLUG_RE, ID.pattern), max(SLUG_LENGTH, ID.max_length)),
