@@ -16,8 +16,8 @@ from tests.support.served import Gunicorn
 pytestmark = pytest.mark.slow
 
 TOKEN = "forced-delete-admin-token-0123456789"
-CLUSTERS, SCANS = 1200, 2  # two organizations of 600 clusters (a platform each)
-KILL_AFTER = (0.15, 0.4, 0.8)  # seconds into the delete: one round each
+CLUSTERS, SCANS = 2000, 2  # two organizations of 1,000 clusters (a platform each)
+KILL_AFTER = (0.1, 0.3, 0.6)  # seconds into the delete: one round each
 
 
 def _open(data):
