@@ -593,11 +593,27 @@ class LockedCollection:
     def keys_having(self, field):
         """The `_id`s of the documents that hold top-level `field`: one pass
         over the dict of documents, no query (the outbox sweep's first look,
-        at start)."""
-        with _LOCK:
-            return [doc["_id"] for doc in
-                    mongomock_internals.documents(self._collection._store).values()
-                    if field in doc]
+        at start; the look for interrupted deletes), in slices of
+        _SLICE_DOCUMENTS that let others in when a slice's time ran out, as
+        a long walk does (100k documents take longer than a hold may). A
+        document written meanwhile is seen as its slice reads it."""
+        found, queued = [], False
+        _LOCK.acquire()
+        try:
+            keys = list(self._documents())
+            slice_ends = time.perf_counter() + _SLICE_SECONDS
+            for start in range(0, len(keys), _SLICE_DOCUMENTS):
+                documents = self._documents()
+                found.extend(key for key in keys[start:start + _SLICE_DOCUMENTS]
+                             if field in documents.get(key, ()))
+                if time.perf_counter() > slice_ends and _LOCK.held_once():
+                    queued = self._let_others_in(queued, long=True)
+                    slice_ends = time.perf_counter() + _SLICE_SECONDS
+        finally:
+            _LOCK.release()
+            if queued:
+                _LONG_WALKS.release()
+        return found
 
     @property
     def uncopied(self):
@@ -1033,6 +1049,8 @@ class LockedCollection:
             if field.startswith("$"):
                 continue
             values = [value] if isinstance(value, str) else _strings_in(value)
+            if values is not None and field == "_id":  # the keys themselves: no lookup to build
+                return list(dict.fromkeys(values))
             if values is not None:
                 lookup = self._index_lookup(field)
                 if lookup is not None:  # a cascade's `{parent: {"$in": [...]}}` too
