@@ -260,6 +260,23 @@ class HealthSchema(BodySchema):
     status = fields.String(required=True, metadata={"description": "`ok`.", "examples": ["ok"]})
 
 
+class ServiceIndexSchema(BodySchema):
+    """The answer of `GET /`: where to go from the root."""
+
+    SCHEMA_NAME = "ServiceIndex"
+    schema_url = schema_url_field(required=True)
+    service = fields.String(required=True, metadata={
+        "description": "What this is.", "examples": ["Cluster Inventory Service"]})
+    links = fields.Dict(keys=fields.String(), values=fields.Url(), required=True, metadata={
+        "description": "Each path below the root that a GET answers without a parameter, "
+                       "by its name, as an absolute URL: `docs` (the API's reference), "
+                       "`openapi.json` (the OpenAPI document), `schemas` (the JSON Schemas), "
+                       "`healthz`, `readyz`, `events` (the change feed) and each collection.",
+        "examples": [{"docs": "http://localhost:8000/docs",
+                      "openapi.json": "http://localhost:8000/openapi.json",
+                      "kubeclusters": "http://localhost:8000/kubeclusters"}]})
+
+
 class EnvelopeSchema(Schema):
     """The embedded store's size against the envelope it is measured for."""
 

@@ -5,7 +5,7 @@ Grammar (see the README):
     expr       = and_expr { "OR" and_expr }
     and_expr   = term { "AND" term }
     term       = "NOT" term | "(" expr ")" | comparison
-    comparison = field op value | field ":" (value | name)
+    comparison = field op value | field ":" (value | name | "*")
     field      = name { "." name }
     value      = "quoted string" | number | true | false
 
@@ -30,10 +30,21 @@ _TOKEN = re.compile(r"""
   | (?P<op><=|>=|!=|=|<|>|:)
   | (?P<paren>[()])
   | (?P<dot>\.)
+  | (?P<star>\*)
   | (?P<string>")
   | (?P<number>-?\d+(?:\.\d+)?(?![A-Za-z0-9_-]))
   | (?P<word>[A-Za-z0-9_][A-Za-z0-9_-]*)
 """, re.VERBOSE)
+
+class _Present:
+    """The value of `field:*`: the field is present (not absent, not null)."""
+
+    def __repr__(self):
+        return "*"
+
+
+PRESENT = _Present()
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -231,6 +242,12 @@ class _Parser:
             return token.value == "true", False
         if token.kind == "word" and op == ":":
             return token.value, False  # a bare name: `labels:team`
+        if token.kind == "star":
+            if op != ":":
+                raise filter_error(f"a bare * asks whether a field is present and follows ':' "
+                                   f"(last_scanned_on:*), not {op!r}; a prefix is quoted: "
+                                   '"Acme*"', self.fragment(token), token.start + 1)
+            return PRESENT, False
         raise filter_error("a value (a quoted string, a number, true or false) is expected",
                            self.fragment(token), token.start + 1)
 

@@ -8,7 +8,7 @@ a regex, so there is nothing to escape and the index can serve it.
 """
 from datetime import datetime
 
-from inventory.core.filtering import Logical, Not, filter_error
+from inventory.core.filtering import PRESENT, Logical, Not, filter_error
 from inventory.core.ids import rfc3339
 from inventory.core.labels import LABEL_KEY_RE
 
@@ -86,6 +86,8 @@ class FilterCompiler:
 
     def _comparison(self, node):
         kind = self._field_type(node)
+        if node.value is PRESENT:
+            return self._present(node, kind)
         if kind == "labels":
             return self._has_label(node)
         if kind == "support_status":
@@ -103,6 +105,18 @@ class FilterCompiler:
         if node.op == "!=":
             return {path: {"$ne": value}}
         return {path: {_RANGE_OPS[node.op]: value}}
+
+    def _present(self, node, kind):
+        """`field:*`: the field holds a value (a record that lacks it, or
+        holds null, does not match; `NOT field:*` finds those). For
+        `labels:*`, at least one label."""
+        if kind == "support_status":
+            raise filter_error("support.status is always present; compare it with a status",
+                               node.text, node.position)
+        path = self.stored_name(node.field)
+        if kind == "labels":
+            return {"$and": [{path: {"$ne": None}}, {path: {"$ne": {}}}]}
+        return {path: {"$ne": None}}
 
     def _has_label(self, node):
         if node.op != ":" or not isinstance(node.value, str) or node.prefix:

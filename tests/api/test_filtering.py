@@ -70,6 +70,14 @@ def names(client, path, flt, key="name"):
     ("last_scanned_on>=400", ["alpha"]),
     ('name="nothing"', []),
     ('environment="production*" AND NOT name="alpha"', ["bravo", "echo"]),
+    # presence: `field:*` holds a value; NOT: absent or null ("never scanned")
+    ("last_scanned_on:*", ["alpha"]),
+    ("NOT last_scanned_on:*", ["bravo", "charlie", "delta", "echo"]),
+    ("endpoint:*", []),
+    ("labels:*", ["alpha", "bravo", "delta", "echo"]),
+    ("NOT labels:*", ["charlie"]),
+    ("labels.tier:*", ["bravo", "echo"]),
+    ('environment="production" AND NOT last_scanned_on:*', ["bravo", "echo"]),
 ])
 def test_cluster_filters(client, estate, flt, expected):
     assert names(client, "/kubeclusters", flt) == expected
@@ -128,6 +136,9 @@ def test_scan_filters(client, estate, flt, expected):
     ('labels.$where="1"', "$"),                      # not a label key
     ('environment:{"$ne": null}', "{"),              # no operator smuggling
     ("and=1", "and=1"),                              # keywords are upper case: unknown field
+    ("name=*", "*"),                                 # a bare * follows ':' only
+    ("support.status:*", "support.status:*"),        # computed: always present
+    ("colour:*", "colour:*"),                        # unknown field, present or not
     ("", None),                                      # empty is "no filter", see below
 ])
 def test_bad_cluster_filter_is_422_at_query_filter(client, estate, flt, fragment):
