@@ -205,6 +205,15 @@ def filter_field(examples, description=FILTER_DESCRIPTION):
                          metadata={"description": description, "examples": examples})
 
 
+def order_by_field(orderings):
+    """`order_by`, among `orderings` (inventory.core.ordering.Orderings)."""
+    return fields.String(
+        validate=validate.Length(max=MAX_ORDER_BY),
+        metadata={"description": ORDER_BY_DESCRIPTION.format(
+            orderings=orderings.describe()).replace("\n", " "),
+            "examples": orderings.examples()})
+
+
 def list_args(name, filter_examples, orderings):
     """The query arguments of one list, with filter examples that list
     accepts, and the orderings (inventory.core.ordering.Orderings) it serves."""
@@ -212,11 +221,7 @@ def list_args(name, filter_examples, orderings):
         "limit": limit_field(),
         "continue_": continue_field(),
         "filter": filter_field(filter_examples),
-        "order_by": fields.String(
-            validate=validate.Length(max=MAX_ORDER_BY),
-            metadata={"description": ORDER_BY_DESCRIPTION.format(
-                orderings=orderings.describe()).replace("\n", " "),
-                "examples": orderings.examples()}),
+        "order_by": order_by_field(orderings),
     })
 
 

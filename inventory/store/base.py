@@ -291,11 +291,11 @@ class ResourceStore:
         """The page `request` (an inventory.store.pages.PageRequest) asks for."""
         return pages.walk(self.shown, request, self.to_api,
                           field=self.order_field(request.ordering),
-                          query=self.compile_filter(request.tree),
+                          query=self.compile_filter(request.tree, request.now),
                           scope_query=self.scope_filter(request.scope), visible=LIVE)
 
-    def compile_filter(self, tree):
-        return self.filter_compiler.compile(tree) if tree is not None else {}
+    def compile_filter(self, tree, now=None):
+        return self.filter_compiler.compile(tree, now) if tree is not None else {}
 
     # -- writes -----------------------------------------------------------
 

@@ -6,9 +6,9 @@ tree's structure; a value from the user is only ever a literal operand
 match (`"Acme*"`) becomes a range (`$gte "Acme"`, `$lt "Acmf"`) rather than
 a regex, so there is nothing to escape and the index can serve it.
 """
-from datetime import datetime
+from datetime import datetime, timezone
 
-from inventory.core.filtering import PRESENT, Logical, Not, filter_error
+from inventory.core.filtering import PRESENT, Logical, Not, duration_back, filter_error
 from inventory.core.ids import rfc3339
 from inventory.core.labels import LABEL_KEY_RE
 
@@ -64,13 +64,15 @@ class FilterCompiler:
         self.fields = fields
         self.stored_name = stored_name
 
-    def compile(self, tree):
+    def compile(self, tree, now=None):
+        """The query of `tree`; `now` (RFC 3339, None: this moment) is the
+        instant relative times (`"-PT1H"`) are resolved against."""
         if isinstance(tree, Logical):
             return {"$and" if tree.op == "AND" else "$or":
-                    [self.compile(operand) for operand in tree.operands]}
+                    [self.compile(operand, now) for operand in tree.operands]}
         if isinstance(tree, Not):
-            return {"$nor": [self.compile(tree.operand)]}
-        return self._comparison(tree)
+            return {"$nor": [self.compile(tree.operand, now)]}
+        return self._comparison(tree, now)
 
     def _field_type(self, node):
         field = node.field
@@ -84,7 +86,7 @@ class FilterCompiler:
         known = ", ".join(sorted(self.fields))
         raise filter_error(f"unknown field {field!r} (fields: {known})", node.text, node.position)
 
-    def _comparison(self, node):
+    def _comparison(self, node, now=None):
         kind = self._field_type(node)
         if node.value is PRESENT:
             return self._present(node, kind)
@@ -95,7 +97,8 @@ class FilterCompiler:
         path = self.stored_name(node.field)
         if node.prefix and node.op not in ("=", "!=", ":"):
             raise filter_error("a prefix (*) works only with =, != and :", node.text, node.position)
-        value = getattr(self, f"_{kind}_value")(node)
+        value = self._timestamp_value(node, now) if kind == "timestamp" else \
+            getattr(self, f"_{kind}_value")(node)
         if node.prefix:
             low, high = value
             bounds = {"$gte": low, **({"$lt": high} if high is not None else {})}
@@ -162,14 +165,25 @@ class FilterCompiler:
             raise self._mismatch(node, "a string: quote the value")
         return (node.value, _successor(node.value)) if node.prefix else node.value
 
-    def _timestamp_value(self, node):
+    def _timestamp_value(self, node, now=None):
         if not isinstance(node.value, str):
             raise self._mismatch(node, "an RFC 3339 timestamp in quotes")
         if node.prefix:  # "2026-11*": the stored form starts the same way
             return node.value, _successor(node.value)
+        try:
+            back = duration_back(node.value)
+        except ValueError as error:
+            raise filter_error(str(error), node.text, node.position) from None
+        if back is not None:  # "-PT1H": back from `now`
+            moment = datetime.fromisoformat(now.replace("Z", "+00:00")) if now else \
+                datetime.now(timezone.utc)
+            return rfc3339(moment - back)
         instant = _timestamp(node.value)
         if instant is None:
-            raise self._mismatch(node, 'an RFC 3339 timestamp such as "2026-11-01T00:00:00Z"')
+            raise self._mismatch(node, 'an RFC 3339 timestamp such as "2026-11-01T00:00:00Z", '
+                                       'or a time back from now such as "-PT1H" or "-P30D" '
+                                       "(a negative ISO 8601 duration in weeks, days, hours, "
+                                       "minutes and seconds)")
         return instant
 
     def _integer_value(self, node):

@@ -45,7 +45,7 @@ class ScanStore(ResourceStore):
         order). The request's scope was applied when the cluster was found."""
         lower, upper = self.key_range(cluster_id)
         return pages.walk(self.shown, request, self.to_api,
-                          query=self.compile_filter(request.tree), visible=LIVE,
+                          query=self.compile_filter(request.tree, request.now), visible=LIVE,
                           lower=lower, upper=upper)
 
     def to_api(self, doc):
