@@ -272,14 +272,17 @@ class ServiceIndexSchema(BodySchema):
     schema_url = schema_url_field(required=True)
     service = fields.String(required=True, metadata={
         "description": "What this is.", "examples": ["Cluster Inventory Service"]})
-    links = fields.Dict(keys=fields.String(), values=fields.Url(), required=True, metadata={
-        "description": "Each path below the root that a GET answers without a parameter, "
-                       "by its name, as an absolute URL: `docs` (the API's reference), "
-                       "`openapi.json` (the OpenAPI document), `schemas` (the JSON Schemas), "
-                       "`healthz`, `readyz`, `events` (the change feed) and each collection.",
-        "examples": [{"docs": "http://localhost:8000/docs",
-                      "openapi.json": "http://localhost:8000/openapi.json",
-                      "kubeclusters": "http://localhost:8000/kubeclusters"}]})
+    links = fields.Dict(
+        keys=fields.String(), values=fields.String(metadata={"format": "uri"}), required=True,
+        metadata={
+            "description": "Each path below the root that a GET answers without a parameter, "
+                           "by its name, as an absolute URL: `docs` (the API's reference), "
+                           "`openapi.json` (the OpenAPI document), `schemas` (the JSON "
+                           "Schemas), `healthz`, `readyz`, `events` (the change feed) and each "
+                           "collection.",
+            "examples": [{"docs": "http://localhost:8000/docs",
+                          "openapi.json": "http://localhost:8000/openapi.json",
+                          "kubeclusters": "http://localhost:8000/kubeclusters"}]})
 
 
 class EnvelopeSchema(Schema):
