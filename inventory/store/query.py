@@ -6,7 +6,9 @@ tree's structure; a value from the user is only ever a literal operand
 match (`"Acme*"`) becomes a range (`$gte "Acme"`, `$lt "Acmf"`) rather than
 a regex, so there is nothing to escape and the index can serve it.
 """
-from datetime import datetime, timezone
+import operator
+import re
+from datetime import date, datetime, timedelta, timezone
 
 from inventory.core.filtering import PRESENT, Logical, Not, duration_back, filter_error
 from inventory.core.ids import rfc3339
@@ -41,6 +43,29 @@ def _timestamp(text):
     if moment.tzinfo is None or "T" not in text.upper():
         return None
     return rfc3339(moment)
+
+
+_DAY_COMPARE = {"=": operator.eq, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+                ">=": operator.ge}
+_DAYS_FROM_TODAY = re.compile(r"^([+-])P(?!$)(?:(\d{1,5})W)?(?:(\d{1,5})D)?$")
+
+
+def _day_value(node):
+    """The day a support date is compared with: `"2027-01-31"`, or a signed
+    ISO 8601 duration in weeks and days from today (`"+P60D"`, `"-P1W"`)."""
+    if isinstance(node.value, str):
+        relative = _DAYS_FROM_TODAY.match(node.value)
+        if relative is not None:
+            sign, weeks, days = relative.groups()
+            offset = timedelta(weeks=int(weeks or 0), days=int(days or 0))
+            return today() + offset if sign == "+" else today() - offset
+        try:
+            if len(node.value) == 10:
+                return date.fromisoformat(node.value)
+        except ValueError:
+            pass
+    raise filter_error(f"{node.field} is a day: {node.value!r} is not one; write "
+                       '"2027-01-31", or "+P60D" for days from today', node.text, node.position)
 
 
 def _successor(prefix):
@@ -94,6 +119,8 @@ class FilterCompiler:
             return self._has_label(node)
         if kind == "support_status":
             return self._support_status(node)
+        if kind == "support_date":
+            return self._support_date(node)
         path = self.stored_name(node.field)
         if node.prefix and node.op not in ("=", "!=", ":"):
             raise filter_error("a prefix (*) works only with =, != and :", node.text, node.position)
@@ -116,6 +143,8 @@ class FilterCompiler:
         if kind == "support_status":
             raise filter_error("support.status is always present; compare it with a status",
                                node.text, node.position)
+        if kind == "support_date":
+            return self._support_date(node)
         path = self.stored_name(node.field)
         if kind == "labels":
             return {"$and": [{path: {"$ne": None}}, {path: {"$ne": {}}}]}
@@ -149,6 +178,41 @@ class FilterCompiler:
         day, clauses = today(), []
         for distribution in DISTRIBUTIONS:
             for low, high in LIFECYCLES.version_ranges(distribution, wanted, day):
+                bounds = {op: key for op, key in (("$gte", low), ("$lt", high)) if key}
+                clauses.append({DISTRIBUTION_FIELD: {"$eq": distribution},
+                                **({VERSION_KEY_FIELD: bounds} if bounds else {})})
+        if not clauses:
+            return _NOTHING
+        return clauses[0] if len(clauses) == 1 else {"$or": clauses}
+
+    def _support_date(self, node):
+        """`support.ends_on` and `support.all_ends_on` are computed too (the
+        first for today): compiled, per distribution, into the ranges of
+        version keys whose minor's date passes the comparison. A version
+        without the date (not in the data, or no end announced) compares
+        as null: only `!=` and `NOT ...:*` find it."""
+        field = node.field.removeprefix("support.")
+        if node.value is PRESENT:
+            passes = lambda date: date is not None  # noqa: E731
+        else:
+            if node.op == ":" or node.prefix:
+                raise filter_error(f"{node.field} compares with = != < <= > >= and a day "
+                                   '("2027-01-31", or "+P60D": days from today)',
+                                   node.text, node.position)
+            wanted = _day_value(node)
+            if node.op == "!=":
+                passes = lambda date: date != wanted  # noqa: E731
+            else:
+                compare = _DAY_COMPARE[node.op]
+                passes = lambda date: date is not None and compare(date, wanted)  # noqa: E731
+        day = today()
+        clauses = []
+        for distribution in DISTRIBUTIONS:
+            def keep(cycle):
+                date = None if cycle is None else (
+                    cycle.ends_on(day) if field == "ends_on" else cycle.all_ends)
+                return passes(date)
+            for low, high in LIFECYCLES.version_ranges_where(distribution, keep):
                 bounds = {op: key for op, key in (("$gte", low), ("$lt", high)) if key}
                 clauses.append({DISTRIBUTION_FIELD: {"$eq": distribution},
                                 **({VERSION_KEY_FIELD: bounds} if bounds else {})})
