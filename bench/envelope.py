@@ -19,7 +19,7 @@ idle median, is how long that operation held the loop (the promise: at most
   clusters and their scans).
 
     .venv/bin/python -m bench.envelope [--estate /tmp/estate] [--clusters 100000]
-        [--scans-per-cluster 10] [--organizations 1000]
+        [--scans-per-cluster 10] [--organizations 10]
 
 Appends its table to bench/envelope.txt.
 """
@@ -99,7 +99,7 @@ def main():
     parser.add_argument("--estate", default="/tmp/estate")
     parser.add_argument("--clusters", type=int, default=100_000)
     parser.add_argument("--scans-per-cluster", type=int, default=10)
-    parser.add_argument("--organizations", type=int, default=1000)
+    parser.add_argument("--organizations", type=int, default=10)  # 10,000 clusters each
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "envelope.txt"))
     args = parser.parse_args()
     if not os.path.isdir(args.estate):
