@@ -174,7 +174,7 @@ class ResourceViews:
         etag = declared["etag"]
 
         def declare(stub):
-            self.item_endpoint = "." + stub.__qualname__.split(".")[0]
+            self.item_endpoint = "." + stub.__qualname__.rsplit(".", 2)[-2]  # its class
             if self.parent is None:
                 if etag:
                     def get(view, **path):

@@ -146,7 +146,14 @@ class ResourceStore:
         """The path of the record in `doc`, as the API addresses it: under its
         parent's (`parent`, the parent's document) when the spec nests it."""
         own = f"/{self.path}/{doc[self.stored_address]}"
-        return f"{self.parent_store.subject(parent)}{own}" if self.spec.nested else own
+        if not self.spec.nested:
+            return own
+        return f"{self.parent_store.subject(parent or self.parent_of(doc))}{own}"
+
+    def parent_of(self, doc):
+        """The stored document of the parent of the record in `doc` (marked too)."""
+        held = "_id" if self.spec.parent_holds == "key" else "id"
+        return self.parent_store.collection.find_one({held: doc[self.spec.parent_field]})
 
     path = None  # the collection's path in the API (under its parent's record when nested)
     parent_store = None  # the parent's ResourceStore, set by Store
@@ -365,7 +372,7 @@ class ResourceStore:
                                                self.reservation_id(doc), self.identity(doc)):
             raise refused
         try:
-            self.insert(doc, publish=False)
+            self.insert(doc, publish=False, parent=parent_doc)
         except BaseException:
             if counted:
                 self.quotas.release(org_id, self.quota_kind, self.reservation_id(doc))
