@@ -12,11 +12,12 @@ declares the ones it has, with only what is particular to each.
 
 Each decorator takes what the operation declares as `operation` does
 (inventory.http.operations), over the defaults ResourceViews derives, and
-puts flask-smorest's `arguments` and `response` around the generic method. The decorated method lends it its
-name and docstring (the operation's summary and description); its body is
-not run. A generic method is made once per operation at import, with what
-it declares already resolved (ETags or not, a secret or not, under a parent
-or not): a request runs the same calls a written-out view ran, no layer more.
+puts flask-smorest's `arguments` and `response` around the generic method.
+The decorated method lends it its name and docstring (the operation's
+summary and description); its body is not run. A generic method is made
+once per operation at import, with what it declares already resolved (ETags
+or not, a secret or not, under a parent or not): a request runs the same
+calls a written-out view ran, no layer more.
 
 A resource addressed under its parent (`spec.nested`, as scans are under
 their cluster) is found through it: the parent's record first (404 if the
@@ -78,6 +79,9 @@ class ResourceViews:
         method = self.blp.response(*response)(method)
         if arguments is not None:
             schema, options = arguments
+            if schema is None:
+                raise ValueError(f"{stub.__qualname__}: its schema module has no schema for "
+                                 f"{operation_id}'s arguments (named after {self.name!r})")
             method = self.blp.arguments(schema, **options)(method)
         return method
 

@@ -21,27 +21,27 @@ from tests.conftest import ADMIN_TOKEN, ClosingClient, client_with, make_config
 
 # The resources a child is declared under here (those a test can make through the API)
 PARENTS = ("organizations", "platforms", "clusters")
-WIDGET = PathKey("widget", "The widget's name.", "a widget name", (re.compile(r"^w[0-9a-z-]*$"),),
+WIDGET = PathKey("gizmo", "The gizmo's name.", "a gizmo name", (re.compile(r"^w[0-9a-z-]*$"),),
                  32, "w")
 
 
 def _declared(parent_name):
-    """(spec, store class, views module namespace) of a `widgets` child of `parent_name`."""
+    """(spec, store class, views module namespace) of a `gizmos` child of `parent_name`."""
     parent = next(spec for spec in resources.SPECS if spec.name == parent_name)
     stem = "".join(part.title() for part in parent.name.split("_"))
     spec = ResourceSpec(
-        name=f"widgets_of_{parent.name}", kind="widget", path="widgets", nested=True,
+        name=f"gizmos_of_{parent.name}", kind="gizmo", path="gizmos", nested=True,
         parent=parent.name, parent_field="parent",
         # a cluster's children hold its id (as scans do); the others its key
         parent_holds="id" if parent.name == "clusters" else "key",
-        path_key=WIDGET, event_kind=f"{parent.name}widget",
+        path_key=WIDGET, event_kind=f"{parent.name}gizmo",
         filter_fields={"name": "string", "title": "string"},
         orderings=Orderings.of("name", "title"),
         indexes=(((("parent", 1), ("_id", 1)), {}),))
 
     declared = spec
 
-    class WidgetStore(ResourceStore):
+    class GizmoStore(ResourceStore):
         spec = declared
         key_field = "name"
         scope_field = "organization"
@@ -54,49 +54,49 @@ def _declared(parent_name):
                    "organization": self.parent_store.owner(found), **self.audit_new(principal)}
             self.insert_under(doc, self.parent_store, found, NotFound("Its parent went away."))
             return self.to_api(doc)
-    record = type(f"{stem}WidgetSchema", (Schema,), {
+    record = type(f"{stem}GizmoSchema", (Schema,), {
         "name": fields.String(required=True), "title": fields.String(),
         "parent": fields.String(), "organization": fields.String(allow_none=True)})
     namespace = type("Schemas", (), {
-        f"{stem}WidgetSchema": record,
-        f"{stem}WidgetCreateSchema": type(f"{stem}WidgetCreateSchema", (Schema,), {
+        f"{stem}GizmoSchema": record,
+        f"{stem}GizmoCreateSchema": type(f"{stem}GizmoCreateSchema", (Schema,), {
             "name": fields.String(required=True), "title": fields.String()}),
-        f"{stem}WidgetPatchSchema": type(f"{stem}WidgetPatchSchema", (Schema,), {
+        f"{stem}GizmoPatchSchema": type(f"{stem}GizmoPatchSchema", (Schema,), {
             "title": fields.String()}),
-        f"{stem}WidgetListSchema": type(f"{stem}WidgetListSchema", (Schema,), {
+        f"{stem}GizmoListSchema": type(f"{stem}GizmoListSchema", (Schema,), {
             "results": fields.List(fields.Nested(record)),
             "pagination": fields.Nested(PaginationSchema)}),
-        f"{stem}WidgetListArgsSchema": list_args(f"{stem}WidgetList", ['name = "w1"'],
+        f"{stem}GizmoListArgsSchema": list_args(f"{stem}GizmoList", ['name = "w1"'],
                                                  spec.orderings)})
-    blp = Blueprint(f"widgets_of_{parent.name}", __name__, path_keys=(parent.path_key, WIDGET),
+    blp = Blueprint(f"gizmos_of_{parent.name}", __name__, path_keys=(parent.path_key, WIDGET),
                     url_prefix=f"/{parent.path}")
-    views = ResourceViews(blp, spec, namespace, f"{stem}Widget", parent=parent)
-    under = f"/<{parent.path_key.name}>/widgets"
+    views = ResourceViews(blp, spec, namespace, f"{stem}Gizmo", parent=parent)
+    under = f"/<{parent.path_key.name}>/gizmos"
 
     @blp.route(under)
-    class Widgets(MethodView):
+    class Gizmos(MethodView):
         @views.listing()
         def get(self):
-            """List the widgets of a record"""
+            """List the gizmos of a record"""
 
         @views.creating()
         def post(self):
-            """Make a widget"""
+            """Make a gizmo"""
 
-    @blp.route(f"{under}/<widget>")
-    class Widget(MethodView):
+    @blp.route(f"{under}/<gizmo>")
+    class Gizmo(MethodView):
         @views.reading()
         def get(self):
-            """Read a widget"""
+            """Read a gizmo"""
 
         @views.updating()
         def patch(self):
-            """Change a widget"""
+            """Change a gizmo"""
 
         @views.deleting()
         def delete(self):
-            """Delete a widget"""
-    return spec, WidgetStore, blp
+            """Delete a gizmo"""
+    return spec, GizmoStore, blp
 
 
 DECLARED = {name: _declared(name) for name in PARENTS}
@@ -137,7 +137,7 @@ def _parent_path(parent_name, key):
 def test_a_child_is_made_read_changed_listed_and_deleted_under_its_parent(
         client, inventory, store, parent_name):
     key, _ = _parent(inventory, parent_name)
-    base = f"{_parent_path(parent_name, key)}/widgets"
+    base = f"{_parent_path(parent_name, key)}/gizmos"
     made = client.post(base, json={"name": f"w1-{parent_name}", "title": "one"})
     assert made.status_code == 201, made.get_json()
     assert made.headers["Location"].endswith(f"{base}/w1-{parent_name}") and made.headers["ETag"]
@@ -155,13 +155,13 @@ def test_a_child_is_made_read_changed_listed_and_deleted_under_its_parent(
     unknown = DECLARED[parent_name][0]  # a well-formed key of no record
     absent = _parent_path(parent_name, next(
         s for s in resources.SPECS if s.name == unknown.parent).path_key.example)
-    assert client.get(f"{absent}/widgets").status_code == 404
+    assert client.get(f"{absent}/gizmos").status_code == 404
 
 
 @pytest.mark.parametrize("parent_name", PARENTS)
 def test_a_childs_events_name_it_under_its_parent(client, inventory, store, parent_name):
     key, _ = _parent(inventory, parent_name)
-    base = f"{_parent_path(parent_name, key)}/widgets"
+    base = f"{_parent_path(parent_name, key)}/gizmos"
     assert client.post(base, json={"name": f"we-{parent_name}"}).status_code == 201
     spec = DECLARED[parent_name][0]
     (event,) = store.events.collection.find({"type": f"{spec.event_kind}.created"})
@@ -171,12 +171,12 @@ def test_a_childs_events_name_it_under_its_parent(client, inventory, store, pare
 @pytest.mark.parametrize("parent_name", PARENTS)
 def test_a_childs_list_pages_in_its_declared_orders(client, inventory, parent_name):
     key, _ = _parent(inventory, parent_name)
-    base = f"{_parent_path(parent_name, key)}/widgets"
-    names = [f"wp{i}-{parent_name}" for i in range(5)]
+    base = f"{_parent_path(parent_name, key)}/gizmos"
+    names = [f"gp{i}-{parent_name}" for i in range(5)]
     for i, name in enumerate(names):
         assert client.post(base, json={"name": name, "title": str(9 - i)}).status_code == 201
     other, _ = _parent(inventory, parent_name)  # another parent's children are not listed
-    assert client.post(f"{_parent_path(parent_name, other)}/widgets",
+    assert client.post(f"{_parent_path(parent_name, other)}/gizmos",
                        json={"name": f"wq-{parent_name}"}).status_code == 201
     for order, expected in (("name", names), ("title", names[::-1])):
         seen, token = [], ""
@@ -196,7 +196,7 @@ def test_a_childs_list_pages_in_its_declared_orders(client, inventory, parent_na
 @pytest.mark.parametrize("parent_name", PARENTS)
 def test_a_child_is_seen_only_in_its_parents_organization(app, client, inventory, parent_name):
     key, record = _parent(inventory, parent_name)
-    base = f"{_parent_path(parent_name, key)}/widgets"
+    base = f"{_parent_path(parent_name, key)}/gizmos"
     assert client.post(base, json={"name": f"ws-{parent_name}"}).status_code == 201
     own_org = record["id"] if parent_name == "organizations" else record["organization"]
     outsider_org = inventory.org()["id"]
@@ -215,7 +215,7 @@ def test_a_child_is_seen_only_in_its_parents_organization(app, client, inventory
 def test_a_parent_with_children_refuses_an_unforced_delete_and_cascades_a_forced_one(
         client, inventory, store, parent_name):
     key, _ = _parent(inventory, parent_name)
-    base = f"{_parent_path(parent_name, key)}/widgets"
+    base = f"{_parent_path(parent_name, key)}/gizmos"
     for i in range(3):
         assert client.post(base, json={"name": f"wd{i}-{parent_name}"}).status_code == 201
     parents, children = getattr(store, parent_name), DECLARED[parent_name][0].name
@@ -231,7 +231,7 @@ def test_the_document_describes_every_child_as_its_declaration_says(app):
     document = client_with(app, ADMIN_TOKEN).get("/openapi.json").get_json()
     for parent_name, (spec, _, _) in DECLARED.items():
         parent = next(s for s in resources.SPECS if s.name == parent_name)
-        path = f"/{parent.path}/{{{parent.path_key.name}}}/widgets"
+        path = f"/{parent.path}/{{{parent.path_key.name}}}/gizmos"
         assert set(document["paths"][path]) >= {"get", "post"}
-        assert set(document["paths"][f"{path}/{{widget}}"]) >= {"get", "patch", "delete"}
+        assert set(document["paths"][f"{path}/{{gizmo}}"]) >= {"get", "patch", "delete"}
         assert "404" in document["paths"][path]["get"]["responses"]
