@@ -58,3 +58,7 @@ WEBHOOK_DELIVERIES_PER_ORGANIZATION = 4  # ... and per organization, per process
 WEBHOOK_DELIVERY_LOG = 100  # attempts kept per webhook, newest
 WEBHOOK_RESPONSE_BYTES = 64 * 1024  # of a receiver's answer, read then dropped
 MAX_WEBHOOK_URL = 2048
+
+# The error body (inventory.http.problems; its schema, schemas.common)
+MAX_ENTRIES = 20  # a body of 60,000 bad label keys must not answer 10 MB
+MAX_VALUE_BYTES = 1024  # an echoed value larger than this is shortened
