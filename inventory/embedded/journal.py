@@ -254,7 +254,8 @@ class Journal:
         self._manifest_mutex = _original("_thread", "allocate_lock")()  # its writes, in order
         self._retired = []  # descriptors of ended segments, for the syncing thread to close
         self._closed = False
-        self.last_pause = None  # {"fsync_ms", "total_ms"} the last compaction held the lock
+        # {"fsync_ms", "total_ms"} the last compaction (or a fault's snapshot) held the lock
+        self.last_pause = None
         os.makedirs(self.directory, exist_ok=True)
         self._lock(lock_wait)
         self._sync_lock = _original("_thread", "allocate_lock")()
@@ -865,10 +866,7 @@ class Journal:
             self._files[self._path("journal", self._segment)] = (
                 *_identity(os.fstat(ended)), self._sizes[self._segment])
         self._open_segment(number)
-        if self.fsync == "everysec":
-            self._retired.append(ended)
-        else:
-            os.close(ended)
+        self._retire(ended)
         pid = _original("os", "fork")()
         if pid == 0:
             self._write_snapshot(number)  # never returns
@@ -943,7 +941,15 @@ class Journal:
                 match = _FILE.match(name)
                 if match and int(match[2]) < number:  # what the snapshot holds
                     _remove(os.path.join(self.directory, name))
-        self._record()
+        try:
+            self._record()
+        except OSError as error:  # the directory is failing: a fault, however it started
+            if self._recovering:
+                self._recovering = False
+                self._retry_later(f"the manifest could not be written ({error})")
+            else:
+                self._fail(f"the manifest could not be written ({error})")
+            return
         self._next_compaction = self._compaction_threshold()
         if self._recovering:
             self._recovering, self._failure = False, None
@@ -1007,17 +1013,20 @@ class Journal:
             self._abandon_child()  # a compaction of files that failed
         if not now and time.monotonic() < self._retry_at:
             return
-        self._drain()  # every line queued is written or refused: memory holds them all
         started = time.perf_counter()
+        self._drain()  # every line queued is written or refused: memory holds them all
+        ended = self._fd
         try:
             os.makedirs(self.directory, exist_ok=True)
             self._own_the_lock_file()
             numbers = [int(match[2]) for match in map(_FILE.match, os.listdir(self.directory))
                        if match]
             number = max([self._segment, *numbers]) + 1  # after every file there
-            ended = self._fd
-            self._open_segment(number, new_chain=True)
-            self._retired.append(ended) if self.fsync == "everysec" else os.close(ended)
+            try:
+                self._open_segment(number, new_chain=True)
+            finally:
+                if self._fd is not ended:
+                    self._retire(ended)
             self._unwritten = []  # refused, yet in memory: the snapshot holds them
             pid = _original("os", "fork")()
             if pid == 0:
@@ -1031,9 +1040,17 @@ class Journal:
             self._retry_later(str(error))
             return
         self._child, self._recovering = (pid, number), True
+        self.last_pause = {"fsync_ms": 0.0, "total_ms": (time.perf_counter() - started) * 1000}
         log.error("The embedded store's journal in %s: writing a full snapshot of what this "
                   "process holds into %s (pid %d); the store waited %.0f ms.", self.directory,
-                  self._path("snapshot", number), pid, (time.perf_counter() - started) * 1000)
+                  self._path("snapshot", number), pid, self.last_pause["total_ms"])
+
+    def _retire(self, fd):
+        """Close an ended segment's descriptor (under `everysec`, the syncing thread does)."""
+        if self.fsync == "everysec":
+            self._retired.append(fd)
+        else:
+            os.close(fd)
 
     def _retry_later(self, why):
         self._retry_at = time.monotonic() + self._backoff
