@@ -109,8 +109,9 @@ else:
     # a fault: the segment truncated under the process, then its full snapshot
     import os
     from inventory.embedded.database import _LOCK
+    db.bench.insert_one({"_id": "written before the fault"})
     os.truncate(db.journal._path("journal", db.journal._segment), 0)
-    db.journal.inspect()
+    assert db.journal.inspect()
     with _LOCK:
         db.journal.recover(now=True)
     fault_pause, begun = db.journal.last_pause["total_ms"], time.perf_counter()

@@ -253,7 +253,7 @@ class Journal:
         self._file_mutex = _original("_thread", "allocate_lock")()  # appends vs. inspections
         self._manifest_mutex = _original("_thread", "allocate_lock")()  # its writes, in order
         self._retired = []  # descriptors of ended segments, for the syncing thread to close
-        self._closed = False
+        self._closed = self._closing = False
         # {"fsync_ms", "total_ms"} the last compaction (or a fault's snapshot) held the lock
         self.last_pause = None
         os.makedirs(self.directory, exist_ok=True)
@@ -443,6 +443,15 @@ class Journal:
         segments[str(self._segment)] = synced if segment == self._segment else 0
         return {"snapshot": self._snapshot, "snapshot_bytes": self._snapshot_size,
                 "segments": segments, "current": self._segment}
+
+    def _record_off_the_loop(self):
+        """_record (two fsyncs) in the hub's thread pool under gevent: the
+        store's lock waits for it, the event loop does not. (Not while the
+        process exits: the pool may be gone.)"""
+        if self._closing:
+            self._record()
+        else:
+            _blocking(self._record)
 
     def _record(self):
         """Rewrite the manifest from the journal's state as it is now."""
@@ -799,12 +808,13 @@ class Journal:
                 self._sizes, self._files = {}, {}
             self._fd, self._segment, self._durable = fd, number, (number, size)
             self._sizes.setdefault(number, 0)
-        self._record()
+        self._record_off_the_loop()
 
     def close(self):
         """Sync and close (a clean stop); the directory is free for another process."""
         if self._closed or self._lock_fd is None:
             return
+        self._closing = True
         if self._failure is not None and self._fd is not None:
             # what memory holds is all there is of the data: finish its snapshot
             self.recover(now=True)
@@ -942,7 +952,7 @@ class Journal:
                 if match and int(match[2]) < number:  # what the snapshot holds
                     _remove(os.path.join(self.directory, name))
         try:
-            self._record()
+            self._record_off_the_loop()
         except OSError as error:  # the directory is failing: a fault, however it started
             if self._recovering:
                 self._recovering = False
