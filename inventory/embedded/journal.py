@@ -263,6 +263,7 @@ class Journal:
         self._queue_mutex = _original("_thread", "allocate_lock")()
         self._work = _original("_thread", "allocate_lock")()  # released: the queue has work
         self._unwritten = []  # lines that failed: written first by the next that can be
+        self._unwritten_because = None  # why the first of them failed
         self._segment = 0  # the segment appended to
 
     # -- opening -------------------------------------------------------------
@@ -661,8 +662,9 @@ class Journal:
         for index, each in enumerate(lines):
             try:
                 self._append(each)
-            except Unavailable:
+            except Unavailable as error:
                 self._unwritten = lines[index:]  # written first by the next that can be
+                self._unwritten_because = error.detail
                 raise
 
     def _append(self, line):
@@ -698,6 +700,9 @@ class Journal:
     def refusal(self):
         """Why writes are refused, or None when they are not."""
         if self._failure is None:
+            if self._unwritten and self._unwritten_because:  # (a full disk)
+                return (f"{self._unwritten_because} {len(self._unwritten)} refused writes wait "
+                        "for the journal; they are tried again each second.")
             return None
         if not self._recoverable:
             return (f"The embedded store's journal in {self.directory} failed "
@@ -1006,6 +1011,10 @@ class Journal:
                     self._reap()
                 if self._failure is not None:
                     self.recover()
+        elif self._unwritten:  # (a full disk) tried again without waiting for a write
+            done = self._queue_line(b"")[1]
+            if not done.acquire(False):
+                _blocking(done.acquire)
         elif self._durable != self._recorded \
                 or not os.path.exists(os.path.join(self.directory, MANIFEST)):
             _blocking(self._record)

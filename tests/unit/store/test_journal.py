@@ -27,6 +27,7 @@ from app import create_app
 from inventory.config import Config
 from inventory.core.errors import Unavailable
 from inventory.embedded import journal as journal_module
+from inventory.embedded.database import _LOCK as database_lock
 from inventory.embedded.database import LockedDatabase, _holders, embedded_database
 from inventory.embedded.journal import (
     DataDirectoryInUse,
@@ -340,7 +341,8 @@ def test_only_one_process_owns_a_data_directory(tmp_path):
 def test_a_killed_owner_frees_the_directory_for_the_next(tmp_path):
     owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
-        from inventory.embedded.database import LockedDatabase, _holders, embedded_database
+        from inventory.embedded.database import _LOCK as database_lock
+from inventory.embedded.database import LockedDatabase, _holders, embedded_database
         db = embedded_database("inventory", {str(tmp_path)!r}, "no")
         db.things.insert_one({{"_id": "acknowledged"}})
         print("ready", flush=True)
@@ -407,7 +409,11 @@ def test_an_append_that_fails_answers_unavailable_and_is_written_with_the_next(
     with pytest.raises(Unavailable, match="No space left"):
         db.things.insert_one({"_id": 2})
     assert segment.stat().st_size == size  # the half line taken back
+    with pytest.raises(Unavailable, match="No space left.* 1 refused writes wait"):
+        db.command("ping")  # /readyz: 503 while writes are refused
     monkeypatch.setattr(journal_module.os, "write", real_write)
+    db.journal.check(database_lock)  # the guard's round writes it without waiting for a write
+    assert db.command("ping")["ok"] and segment.stat().st_size > size
     db.things.insert_one({"_id": 3})
     before = contents(db)
     assert sorted(dict(before["things"][0])) == [1, 2, 3]
