@@ -341,8 +341,7 @@ def test_only_one_process_owns_a_data_directory(tmp_path):
 def test_a_killed_owner_frees_the_directory_for_the_next(tmp_path):
     owner = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
-        from inventory.embedded.database import _LOCK as database_lock
-from inventory.embedded.database import LockedDatabase, _holders, embedded_database
+        from inventory.embedded.database import LockedDatabase, _holders, embedded_database
         db = embedded_database("inventory", {str(tmp_path)!r}, "no")
         db.things.insert_one({{"_id": "acknowledged"}})
         print("ready", flush=True)
