@@ -8,9 +8,10 @@ journal as large as it, about the two added). Each is started in a fresh
 process: the replay alone (Journal.open), then the whole app (create_app:
 replay, the start-up index pass, the signing key). Compaction: how long the
 store's lock is held to start it (fsync, new segment, fork) and how long
-the child takes to write the snapshot. (A start from a journal larger than
-the compaction threshold also starts a compaction, whose child then shares
-the two cores with the rest of the start.)
+the child takes to write the snapshot; the same for the snapshot a fault
+(the segment truncated under the process) makes it write. (A start from a
+journal larger than the compaction threshold also starts a compaction,
+whose child then shares the two cores with the rest of the start.)
 
 Writes: in process (Flask test client, request log off), the median of
 --rounds runs of --writes scan POSTs and cluster PATCHes each, on a store
@@ -85,7 +86,8 @@ def journal_only(database, directory):
 START = """
 import json, resource, sys, time
 started = time.perf_counter()
-if sys.argv[2] == "replay":
+what = sys.argv[2]
+if what == "replay":
     import mongomock_ng
     from inventory.embedded.journal import Journal
     raw = mongomock_ng.MongoClient()["inventory"]
@@ -104,7 +106,20 @@ else:
     db.journal.compact()  # in the started process: what a worker's writes would wait for
     pause = db.journal.last_pause["total_ms"]
     db.journal.wait_for_compaction(timeout=600)
+    # a fault: the segment truncated under the process, then its full snapshot
+    import os
+    from inventory.embedded.database import _LOCK
+    db.bench.insert_one({"_id": "written before the fault"})
+    os.truncate(db.journal._path("journal", db.journal._segment), 0)
+    assert db.journal.inspect()
+    with _LOCK:
+        db.journal.recover(now=True)
+    fault_pause, begun = db.journal.last_pause["total_ms"], time.perf_counter()
+    db.journal.wait_for_compaction(timeout=600)
+    fault_child = time.perf_counter() - begun
 print(json.dumps({"seconds": seconds, "clusters": clusters, "scans": scans, "pause_ms": pause,
+                  "fault_pause_ms": fault_pause if what == "app" else None,
+                  "fault_child_s": fault_child if what == "app" else None,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -312,7 +327,9 @@ def main():
             lines.append(f"Start from {label:13} ({size:,.0f} MB): replay "
                          f"{replay['seconds']:.1f} s (peak RSS {replay['rss_mb']:,.0f} MB); "
                          f"whole app {whole['seconds']:.1f} s; a compaction in that process "
-                         f"held the lock {whole['pause_ms']:.0f} ms")
+                         f"held the lock {whole['pause_ms']:.0f} ms; a fault's snapshot (its "
+                         f"segment truncated) held it {whole['fault_pause_ms']:.0f} ms, its "
+                         f"child took {whole['fault_child_s']:.1f} s")
             print(lines[-1], flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -24,6 +24,7 @@ from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 from pymongo.results import DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
 
+from inventory.core.errors import Unavailable
 from inventory.embedded import mongomock_internals
 
 
@@ -1290,6 +1291,10 @@ class LockedDatabase:
         return self._database.client
 
     def command(self, *args, **kwargs):
+        # a store that refuses writes is not ready (/readyz pings), whatever reads do
+        refusal = self.journal.refusal if self.journal is not None else None
+        if refusal is not None:
+            raise Unavailable(refusal)
         with _LOCK:
             return self._database.command(*args, **kwargs)
 
@@ -1302,6 +1307,7 @@ def embedded_database(name, data_dir=None, fsync="everysec"):
     from inventory.embedded.journal import Journal
 
     locked = LockedDatabase(database, Journal.open(data_dir, database, fsync))
+    locked.journal.guard(_LOCK)
     collecting = gc.isenabled()
     gc.disable()  # as the replay: millions of objects, no cycles
     try:

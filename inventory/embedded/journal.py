@@ -36,7 +36,17 @@ COMPACT_AT = 64 * 1024 * 1024
 LOCK_WAIT = 10.0
 _OPTIONS = json_util.RELAXED_JSON_OPTIONS
 _ORJSON = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
-CURRENT = "current-segment"  # the segment this process appends to, written when it opens one
+# What the next start must find, rewritten as the files change (its checks:
+# _refuse_on_evidence_of_loss). `current-segment`, which an earlier version
+# wrote instead, is still read when there is no manifest.
+MANIFEST = "manifest.json"
+CURRENT = "current-segment"
+# How often the guard checks that the files are those this process wrote.
+GUARD_EVERY = 1.0
+# How long a stop waits for the snapshot a fault started (gunicorn's graceful timeout is 30 s).
+CLOSE_WAIT = 20.0
+# Seconds between attempts to write a snapshot after a fault, doubling up to the last.
+RETRY_BACKOFF = (1.0, 30.0)
 _FILE = re.compile(r"(snapshot|journal)-(\d+)\.(jsonl|bson)\Z")
 # Snapshots are BSON, which pymongo's C extension decodes 3-4 times as fast
 # as the journal's JSON lines and their types (a start at a million records
@@ -51,7 +61,12 @@ class DataDirectoryInUse(RuntimeError):
 
 
 class JournalCorrupt(RuntimeError):
-    """A journal or snapshot line cannot be read; nothing was changed."""
+    """A journal or snapshot line cannot be read, or data the directory held
+    is gone; nothing was changed."""
+
+
+def _identity(stat):
+    return stat.st_ino, stat.st_dev
 
 
 # -- the format ------------------------------------------------------------
@@ -226,10 +241,21 @@ class Journal:
         self._next_compaction = compact_at
         self._child = None  # (pid, snapshot number) of a compaction running
         self._written = False  # appended since the last fsync
-        self._failure = None  # an error that makes further appends unsafe
+        self._failure = None  # why appends are refused (a fault): until a snapshot is written
+        self._recoverable = True  # False: refused until a restart (another process owns the dir)
+        self._recovering = False  # the child running writes the snapshot that ends a fault
+        self._retry_at, self._backoff = 0.0, RETRY_BACKOFF[0]
+        # {path: (inode, device, bytes)} of the snapshot and ended segments the
+        # next start reads, as this process left them (the guard compares)
+        self._files = {}
+        self._durable = (0, 0)  # (segment, bytes of it known fsynced)
+        self._recorded = None  # the _durable the manifest last recorded
+        self._file_mutex = _original("_thread", "allocate_lock")()  # appends vs. inspections
+        self._manifest_mutex = _original("_thread", "allocate_lock")()  # its writes, in order
         self._retired = []  # descriptors of ended segments, for the syncing thread to close
-        self._closed = False
-        self.last_pause = None  # {"fsync_ms", "total_ms"} the last compaction held the lock
+        self._closed = self._closing = False
+        # {"fsync_ms", "total_ms"} the last compaction (or a fault's snapshot) held the lock
+        self.last_pause = None
         os.makedirs(self.directory, exist_ok=True)
         self._lock(lock_wait)
         self._sync_lock = _original("_thread", "allocate_lock")()
@@ -237,6 +263,7 @@ class Journal:
         self._queue_mutex = _original("_thread", "allocate_lock")()
         self._work = _original("_thread", "allocate_lock")()  # released: the queue has work
         self._unwritten = []  # lines that failed: written first by the next that can be
+        self._unwritten_because = None  # why the first of them failed
         self._segment = 0  # the segment appended to
 
     # -- opening -------------------------------------------------------------
@@ -307,7 +334,7 @@ class Journal:
             elif name.endswith(".tmp"):
                 stale.append(name)  # a compaction that did not finish
         self._snapshot = max(snapshots, default=0)
-        self._refuse_without_the_current_segment(segments)
+        self._refuse_on_evidence_of_loss(snapshots, segments)
         live = sorted(number for number in segments if number >= self._snapshot)
         first = self._snapshot or 1
         expected = list(range(first, first + len(live)))
@@ -340,6 +367,58 @@ class Journal:
                 os.remove(os.path.join(self.directory, name))
         self._sizes = {number: os.path.getsize(self._path("journal", number)) for number in live}
         self._current = current
+        ended = [self._path("journal", number) for number in live if number != current]
+        for path in ([self._snapshot_path] if self._snapshot_path else []) + ended:
+            stat = os.stat(path)
+            self._files[path] = (*_identity(stat), stat.st_size)
+
+    def _refuse_on_evidence_of_loss(self, snapshots, segments):
+        """A data directory that lost files, or data in them, must not start
+        as if nothing had happened: the manifest says what the last process
+        left (a directory of an earlier version: `current-segment`, the
+        segment it appended to)."""
+        manifest = self._read_manifest()
+        if manifest is None:
+            return self._refuse_without_the_current_segment(segments)
+        recorded = manifest["snapshot"]
+        if recorded and recorded > self._snapshot:  # a newer one replaces it: not lost
+            raise self._lost(f"{self._path('snapshot', recorded)} is missing")
+        if recorded and recorded == self._snapshot:
+            path = os.path.join(self.directory, snapshots[recorded])
+            if os.path.getsize(path) < manifest["snapshot_bytes"]:
+                raise self._lost(f"{path} is {os.path.getsize(path)} bytes, shorter than the "
+                                 f"{manifest['snapshot_bytes']} it was written with")
+        for number, size in sorted((int(n), size) for n, size in manifest["segments"].items()):
+            if number < self._snapshot:
+                continue  # the snapshot holds it
+            path = self._path("journal", number)
+            if number not in segments:
+                raise self._lost(f"{path} is missing")
+            if os.path.getsize(path) < size:
+                raise self._lost(f"{path} is {os.path.getsize(path)} bytes, shorter than the "
+                                 f"{size} the last process wrote and synced")
+        if manifest["current"] >= self._snapshot and manifest["current"] not in segments:
+            raise self._lost(f"{self._path('journal', manifest['current'])} is missing")
+
+    def _lost(self, what):
+        return JournalCorrupt(
+            f"{what}, but {os.path.join(self.directory, MANIFEST)} records it: data this "
+            "directory held is gone, and the store refuses to start without it. Nothing was "
+            "changed. Restore the data directory from a backup; or, to start from the files "
+            f"that are left and lose what is missing, move {MANIFEST} out of the directory "
+            "(docs/reliability.md: Recovering a data directory).")
+
+    def _read_manifest(self):
+        path = os.path.join(self.directory, MANIFEST)
+        try:
+            with open(path, "rb") as manifest:
+                return orjson.loads(manifest.read())
+        except FileNotFoundError:
+            return None
+        except orjson.JSONDecodeError as error:
+            raise JournalCorrupt(f"{path} cannot be read ({error}); nothing was changed. "
+                                 f"Move {MANIFEST} out of the directory to start without its "
+                                 "checks.") from error
 
     def _refuse_without_the_current_segment(self, segments):
         """A data directory whose journal was deleted must not start empty:
@@ -356,8 +435,40 @@ class Journal:
                 "Restore the file, or move the directory away to start empty; nothing was "
                 "changed.")
 
+    def _manifest(self):
+        """What the next start must find (the file mutex held): the snapshot,
+        the ended segments' sizes and the current one's size known synced."""
+        segments = {str(number): size for number, size in self._sizes.items()
+                    if number != self._segment}
+        segment, synced = self._durable
+        segments[str(self._segment)] = synced if segment == self._segment else 0
+        return {"snapshot": self._snapshot, "snapshot_bytes": self._snapshot_size,
+                "segments": segments, "current": self._segment}
+
+    def _record_off_the_loop(self):
+        """_record (two fsyncs) in the hub's thread pool under gevent: the
+        store's lock waits for it, the event loop does not. (Not while the
+        process exits: the pool may be gone.)"""
+        if self._closing:
+            self._record()
+        else:
+            _blocking(self._record)
+
+    def _record(self):
+        """Rewrite the manifest from the journal's state as it is now."""
+        with self._manifest_mutex:
+            with self._file_mutex:
+                manifest, durable = self._manifest(), self._durable
+            _write_atomically(os.path.join(self.directory, MANIFEST), orjson.dumps(manifest))
+            _sync_directory(self.directory)
+            self._recorded = durable
+
     def _start_appending(self):
         self._open_segment(self._current)
+        try:
+            os.remove(os.path.join(self.directory, CURRENT))  # an earlier version's: the manifest says it
+        except FileNotFoundError:
+            pass
         _original("_thread", "start_new_thread")(self._write_queued, ())
         self._next_compaction = self._compaction_threshold()
         if self.fsync == "everysec":
@@ -551,57 +662,115 @@ class Journal:
         for index, each in enumerate(lines):
             try:
                 self._append(each)
-            except Unavailable:
+            except Unavailable as error:
                 self._unwritten = lines[index:]  # written first by the next that can be
+                self._unwritten_because = error.detail
                 raise
 
     def _append(self, line):
         if self._failure is not None:
-            raise Unavailable(f"The embedded store's journal in {self.directory} failed "
-                              f"({self._failure}); writes are refused until the service "
-                              "restarts.")
+            raise Unavailable(self.refusal)
         if self._closed:
             raise Unavailable("The embedded store's journal is closed.")
-        self._check_file()
-        current = self._segment
-        try:
-            view = memoryview(line)
-            while view:
-                view = view[os.write(self._fd, view):]
-        except OSError as error:
-            try:  # take back a partial line, so the next append does not follow it
-                os.ftruncate(self._fd, self._sizes[current])
-            except OSError as truncating:
-                self._failure = truncating
-            raise Unavailable(f"The embedded store's journal in {self.directory} could not "
-                              f"be written ({error.strerror}); try again shortly.") from error
-        self._sizes[current] += len(line)
+        with self._file_mutex:  # the size of the file is the size written, for the guard too
+            fault = self._fault_in_current()
+            if fault is not None:
+                self._fail(fault)
+                raise Unavailable(self.refusal)
+            current = self._segment
+            try:
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(self._fd, view):]
+            except OSError as error:
+                try:  # take back a partial line, so the next append does not follow it
+                    os.ftruncate(self._fd, self._sizes[current])
+                except OSError as truncating:
+                    self._fail(f"a partial line could not be taken back ({truncating})")
+                raise Unavailable(f"The embedded store's journal in {self.directory} could "
+                                  f"not be written ({error.strerror}); try again shortly."
+                                  ) from error
+            self._sizes[current] += len(line)
         self._written = True
         if self.fsync == "always":
             self._sync(self._fd, offload=False)  # in the writer thread already
+            self._durable = (current, self._sizes[current])
 
-    def _check_file(self):
-        """Refuse to acknowledge writes into a journal that is no longer the
-        one at its path (deleted, or replaced under the process): the next
-        start would replay the file at the path and lose them."""
+    @property
+    def refusal(self):
+        """Why writes are refused, or None when they are not."""
+        if self._failure is None:
+            if self._unwritten and self._unwritten_because:  # (a full disk)
+                return (f"{self._unwritten_because} {len(self._unwritten)} refused writes wait "
+                        "for the journal; they are tried again each second.")
+            return None
+        if not self._recoverable:
+            return (f"The embedded store's journal in {self.directory} failed "
+                    f"({self._failure}); writes are refused until the service restarts.")
+        return (f"The embedded store's journal in {self.directory} failed ({self._failure}); "
+                "writes are refused until this process has written a full snapshot of what "
+                "it holds, which it is doing; try again shortly.")
+
+    def _fail(self, reason):
+        """Refuse appends from now on: what is on disk is not what was acknowledged."""
+        if self._failure is None:
+            self._failure = reason
+            log.error("The embedded store's journal in %s failed: %s. Writes are refused until "
+                      "this process has written a full snapshot of what it holds in memory "
+                      "(every acknowledged write); it starts writing one now.",
+                      self.directory, reason)
+
+    def _fault_in_current(self):
+        """Why the segment appended to is no longer what this process wrote
+        (deleted, replaced, truncated or written to by another), or None; the
+        file mutex held. The next start would replay the file at the path."""
         path = self._path("journal", self._segment)
         try:
             at_path, open_ = os.stat(path), os.fstat(self._fd)
-            replaced = (at_path.st_ino, at_path.st_dev) != (open_.st_ino, open_.st_dev)
         except FileNotFoundError:
-            replaced = True
-        if replaced:
-            self._failure = f"{path} was removed or replaced while in use"
-            raise Unavailable(f"The embedded store's journal {path} was removed or replaced "
-                              "under this process: writes are refused, so that none is "
-                              "acknowledged and then lost. Restore the file or restart the "
-                              "service.")
+            return f"{path} was deleted"
+        if _identity(at_path) != _identity(open_):
+            return f"{path} was replaced by another file"
+        return _size_fault(path, open_.st_size, self._sizes[self._segment])
+
+    def _fault_in_files(self):
+        """Why the files the next start reads are not those this process
+        left, or None; the file mutex held."""
+        lock = os.path.join(self.directory, "lock")
+        try:
+            if _identity(os.stat(lock)) != _identity(os.fstat(self._lock_fd)):
+                return f"{lock} was replaced by another file"
+        except FileNotFoundError:
+            return f"{lock} was deleted (another process could take the directory)"
+        for path, (inode, device, size) in self._files.items():
+            try:
+                stat = os.stat(path)
+            except FileNotFoundError:
+                return f"{path} was deleted"
+            if _identity(stat) != (inode, device):
+                return f"{path} was replaced by another file"
+            fault = _size_fault(path, stat.st_size, size)
+            if fault is not None:
+                return fault
+        return self._fault_in_current()
+
+    def inspect(self):
+        """Check that the files are those this process wrote (the guard's
+        round, a few stat calls); a fault found refuses writes until a
+        snapshot is written. The reason, or None."""
+        if self._closed or self._fd is None:
+            return None
+        with self._file_mutex:
+            fault = self._fault_in_files()
+        if fault is not None:
+            self._fail(fault)
+        return fault
 
     def _sync(self, fd, offload=True):
         try:
             _blocking(os.fsync, fd) if offload else os.fsync(fd)
         except OSError as error:  # the kernel may have dropped the pages: stop here
-            self._failure = error
+            self._fail(f"fsync failed: {error}")
             raise Unavailable(f"The embedded store's journal in {self.directory} could not "
                               f"be synced ({error.strerror}).") from error
 
@@ -618,32 +787,51 @@ class Journal:
     def _sync_pending(self):
         if self._written:
             self._written = False
+            with self._file_mutex:
+                fd, segment = self._fd, self._segment
+                size = self._sizes.get(segment, 0)  # written before the fsync starts
             try:
-                os.fsync(self._fd)
+                os.fsync(fd)
             except OSError as error:
-                self._failure = error  # logged and raised by the next append
+                self._fail(f"fsync failed: {error}")  # the next append raises
+            else:
+                self._durable = (segment, size)
         while self._retired:
             os.close(self._retired.pop())
 
-    def _open_segment(self, number):
-        self._fd = os.open(self._path("journal", number),
-                           os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        self._sizes.setdefault(number, 0)
-        self._segment = number
-        _write_atomically(os.path.join(self.directory, CURRENT), f"{number}\n".encode())
-        _sync_directory(self.directory)
+    def _open_segment(self, number, new_chain=False):
+        """Append to segment `number` from now on. `new_chain`: after a fault,
+        it follows snapshot `number`, which is being written, and no earlier file."""
+        fd = os.open(self._path("journal", number), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                     0o644)
+        size = os.fstat(fd).st_size
+        if size:
+            os.fsync(fd)  # the manifest records only what is on disk
+        with self._file_mutex:
+            if new_chain:
+                self._snapshot, self._snapshot_size, self._snapshot_path = number, 0, None
+                self._sizes, self._files = {}, {}
+            self._fd, self._segment, self._durable = fd, number, (number, size)
+            self._sizes.setdefault(number, 0)
+        self._record_off_the_loop()
 
     def close(self):
         """Sync and close (a clean stop); the directory is free for another process."""
         if self._closed or self._lock_fd is None:
             return
+        self._closing = True
+        if self._failure is not None and self._fd is not None:
+            # what memory holds is all there is of the data: finish its snapshot
+            self.recover(now=True)
+            if self._recovering:
+                self.wait_for_compaction(CLOSE_WAIT)
+            if self._failure is not None:
+                log.error("The embedded store's journal in %s was not made durable again before "
+                          "the stop (%s): what this process held is lost, and the next start "
+                          "refuses the directory (docs/reliability.md: Recovering a data "
+                          "directory).", self.directory, self._failure)
         if self._child is not None:  # abandoned: the next compaction starts afresh
-            try:
-                os.kill(self._child[0], signal.SIGKILL)
-                _original("os", "waitpid")(self._child[0], 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
-            self._child = None
+            self._abandon_child()
         if self._fd is not None and not self._closed:
             self._drain()  # the queued writes end first
         with self._sync_lock:
@@ -653,6 +841,8 @@ class Journal:
                     self._retired.append(self._fd)
                     self._written = True
                     self._sync_pending()
+                    if self._failure is None:
+                        self._record()  # the size the last segment ended at
                 except OSError:
                     pass
             os.close(self._lock_fd)  # releases the flock
@@ -666,7 +856,8 @@ class Journal:
         return max(self.compact_at, self._snapshot_size // 4)
 
     def _maybe_compact(self):
-        if self._child is None and sum(self._sizes.values()) >= self._next_compaction:
+        if self._child is None and self._failure is None \
+                and sum(self._sizes.values()) >= self._next_compaction:
             try:
                 self.compact()
             except OSError as error:  # no fork (memory), no new segment (disk): later
@@ -678,17 +869,19 @@ class Journal:
         store's lock held, or nothing else running); its pid."""
         if self._child is not None:
             return self._child[0]
+        if self._failure is not None:
+            raise Unavailable(self.refusal)
         self._drain()  # every line so far in the ending segment, none in flight
         number = self._segment + 1
         ended = self._fd
         started = time.perf_counter()
         self._sync(ended)  # every segment but the last is whole on disk
         synced = time.perf_counter()
+        with self._file_mutex:  # from now on the guard checks it as an ended segment
+            self._files[self._path("journal", self._segment)] = (
+                *_identity(os.fstat(ended)), self._sizes[self._segment])
         self._open_segment(number)
-        if self.fsync == "everysec":
-            self._retired.append(ended)
-        else:
-            os.close(ended)
+        self._retire(ended)
         pid = _original("os", "fork")()
         if pid == 0:
             self._write_snapshot(number)  # never returns
@@ -729,7 +922,7 @@ class Journal:
             os._exit(status)
 
     def _reap(self):
-        """Finish a compaction whose child has exited."""
+        """Finish a compaction (or a fault's snapshot) whose child has exited."""
         pid, number = self._child
         try:
             done, status = _original("os", "waitpid")(pid, os.WNOHANG)
@@ -739,24 +932,184 @@ class Journal:
             return
         self._child = None
         path = self._path("snapshot", number)
-        if status not in (0, None) or not os.path.exists(path):
+        try:
+            stat = os.stat(path) if status in (0, None) else None
+        except FileNotFoundError:
+            stat = None
+        if stat is None:
+            _remove(path + ".tmp")
+            if self._recovering:
+                self._recovering = False
+                self._retry_later(f"the snapshot's child failed (exit status {status})")
+                return
             log.error("Journal compaction into %s failed (exit status %s); the journal is "
                       "kept as it is and compaction is tried again later.", path, status)
-            try:
-                os.remove(path + ".tmp")
-            except FileNotFoundError:
-                pass
             self._next_compaction = sum(self._sizes.values()) + self._compaction_threshold()
             return
-        for old in [n for n in self._sizes if n < number]:
-            os.remove(self._path("journal", old))
-            del self._sizes[old]
-        if self._snapshot_path:
-            os.remove(self._snapshot_path)
-        self._snapshot, self._snapshot_size = number, os.path.getsize(path)
-        self._snapshot_path = path
+        with self._file_mutex:  # the guard sees the old files or the new, never half
+            for old in [n for n in self._sizes if n < number]:
+                del self._sizes[old]
+            self._snapshot, self._snapshot_size = number, stat.st_size
+            self._snapshot_path = path
+            self._files = {path: (*_identity(stat), stat.st_size)}
+            for name in os.listdir(self.directory):
+                match = _FILE.match(name)
+                if match and int(match[2]) < number:  # what the snapshot holds
+                    _remove(os.path.join(self.directory, name))
+        try:
+            self._record_off_the_loop()
+        except OSError as error:  # the directory is failing: a fault, however it started
+            if self._recovering:
+                self._recovering = False
+                self._retry_later(f"the manifest could not be written ({error})")
+            else:
+                self._fail(f"the manifest could not be written ({error})")
+            return
         self._next_compaction = self._compaction_threshold()
-        log.info("Journal compacted into %s (%d bytes).", path, self._snapshot_size)
+        if self._recovering:
+            self._recovering, self._failure = False, None
+            self._backoff = RETRY_BACKOFF[0]
+            log.error("The embedded store's journal in %s is durable again: %s (%d bytes) "
+                      "holds every write this process acknowledged, and the files from before "
+                      "the fault are deleted. Writes are accepted again.", self.directory,
+                      path, self._snapshot_size)
+        else:
+            log.info("Journal compacted into %s (%d bytes).", path, self._snapshot_size)
+
+    # -- the guard: noticing a fault, and writing a snapshot after it -----------
+    # A journal deleted, replaced or truncated under the process, or a data
+    # directory emptied, would otherwise be noticed by the next start only
+    # (or never). The process holds every acknowledged write in memory, so it
+    # refuses writes, writes a full snapshot from a forked child as a
+    # compaction does, and accepts writes again once that is on disk.
+
+    def guard(self, lock, every=GUARD_EVERY):
+        """Check the files every `every` seconds, and after a fault write a
+        snapshot under `lock` (the store's), from a thread (under gevent a
+        greenlet, which waits for the checks in the hub's thread pool)."""
+        import threading  # (gevent's, when patched: the lock below is gevent's too)
+
+        def run():
+            while not self._closed:
+                time.sleep(every)
+                try:
+                    self.check(lock)
+                except Exception:  # noqa: BLE001 - the guard goes on
+                    log.exception("The journal's guard failed a round; it goes on.")
+        threading.Thread(target=run, name="journal-guard", daemon=True).start()
+
+    def check(self, lock):
+        """One round of the guard: inspect the files; after a fault, start or
+        finish the snapshot that ends it; else keep the manifest's record of
+        the synced size up to date."""
+        if self._closed:
+            return
+        _blocking(self.inspect)
+        if self._failure is not None or self._child is not None:
+            with lock:
+                if self._child is not None:
+                    self._reap()
+                if self._failure is not None:
+                    self.recover()
+        elif self._unwritten:  # (a full disk) tried again without waiting for a write
+            done = self._queue_line(b"")[1]
+            if not done.acquire(False):
+                _blocking(done.acquire)
+        elif self._durable != self._recorded \
+                or not os.path.exists(os.path.join(self.directory, MANIFEST)):
+            _blocking(self._record)
+
+    def recover(self, now=False):
+        """After a fault (the store's lock held): start writing a full
+        snapshot of memory in a child, as the first file of a new chain;
+        writes are accepted again when it is on disk (`_reap`). `now`: do not
+        wait for the retry's backoff."""
+        if self._failure is None or not self._recoverable or self._closed:
+            return
+        if self._child is not None:
+            if self._recovering:
+                return  # under way
+            self._abandon_child()  # a compaction of files that failed
+        if not now and time.monotonic() < self._retry_at:
+            return
+        started = time.perf_counter()
+        self._drain()  # every line queued is written or refused: memory holds them all
+        ended = self._fd
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            self._own_the_lock_file()
+            numbers = [int(match[2]) for match in map(_FILE.match, os.listdir(self.directory))
+                       if match]
+            number = max([self._segment, *numbers]) + 1  # after every file there
+            try:
+                self._open_segment(number, new_chain=True)
+            finally:
+                if self._fd is not ended:
+                    self._retire(ended)
+            self._unwritten = []  # refused, yet in memory: the snapshot holds them
+            pid = _original("os", "fork")()
+            if pid == 0:
+                self._write_snapshot(number)  # never returns
+        except DataDirectoryInUse as error:
+            self._recoverable = False
+            self._failure = str(error)
+            log.error("%s", error)
+            return
+        except OSError as error:
+            self._retry_later(str(error))
+            return
+        self._child, self._recovering = (pid, number), True
+        self.last_pause = {"fsync_ms": 0.0, "total_ms": (time.perf_counter() - started) * 1000}
+        log.error("The embedded store's journal in %s: writing a full snapshot of what this "
+                  "process holds into %s (pid %d); the store waited %.0f ms.", self.directory,
+                  self._path("snapshot", number), pid, self.last_pause["total_ms"])
+
+    def _retire(self, fd):
+        """Close an ended segment's descriptor (under `everysec`, the syncing thread does)."""
+        if self.fsync == "everysec":
+            self._retired.append(fd)
+        else:
+            os.close(fd)
+
+    def _retry_later(self, why):
+        self._retry_at = time.monotonic() + self._backoff
+        log.error("The embedded store's journal in %s could not write its snapshot after a "
+                  "fault (%s); writes stay refused, and it tries again in %.0f s.",
+                  self.directory, why, self._backoff)
+        self._backoff = min(self._backoff * 2, RETRY_BACKOFF[1])
+
+    def _abandon_child(self):
+        try:
+            os.kill(self._child[0], signal.SIGKILL)
+            _original("os", "waitpid")(self._child[0], 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        _remove(self._path("snapshot", self._child[1]) + ".tmp")
+        self._child, self._recovering = None, False
+
+    def _own_the_lock_file(self):
+        """The lock file at its path is this process's again (made anew when
+        removed), or DataDirectoryInUse: another process took the directory."""
+        path = os.path.join(self.directory, "lock")
+        try:
+            if _identity(os.stat(path)) == _identity(os.fstat(self._lock_fd)):
+                return
+        except FileNotFoundError:
+            pass
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise DataDirectoryInUse(
+                f"Another process (pid {owner}) took the data directory {self.directory} "
+                "after this process's lock file was removed; this process refuses writes "
+                "until it restarts.") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        os.close(self._lock_fd)
+        self._lock_fd = fd
 
     def wait_for_compaction(self, timeout=60.0):
         """Wait until a running compaction ends (for tests and the bench)."""
@@ -766,6 +1119,24 @@ class Journal:
             if self._child is not None:
                 time.sleep(0.01)
         return self._child is None
+
+
+def _size_fault(path, size, written):
+    if size < written:
+        return f"{path} was truncated in place ({size} bytes; this process wrote {written})"
+    if size > written:
+        return (f"{path} was written to by another process ({size} bytes; this process "
+                f"wrote {written})")
+    return None
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+    except OSError as error:  # (a directory in the way): left, and said
+        log.warning("Could not remove %s: %s", path, error)
 
 
 def _copied(indexes):

@@ -69,9 +69,12 @@ class Ready(MethodView):
     def get(self):
         """The database answers
 
-        Needs no token; 503 while the database cannot be reached. On the
-        embedded store, `envelope` says how large it is against what it is
-        measured for (100,000 clusters, 1,000,000 scans)."""
+        Needs no token; 503 while the database cannot be reached, and on
+        the embedded store while its journal refuses writes (a journal lost
+        under the process, until it has written a snapshot of its data), the
+        reason in `detail`. On the embedded store, `envelope` says how large
+        it is against what it is measured for (100,000 clusters, 1,000,000
+        scans)."""
         store = get_store()
         store.ping()
         envelope = store.envelope()
