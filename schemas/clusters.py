@@ -170,8 +170,9 @@ class KubeClusterSchema(BodySchema):
         required=True, allow_none=True,
         validate=[validate.Length(max=MAX_ENDPOINT), _check_endpoint],
         metadata={"description": "The API server's URL (`https://`, no credentials, query or "
-                  "fragment), as Argo CD's `server` and Prometheus' targets use it; null "
-                  "when not known.", "format": "uri", "maxLength": MAX_ENDPOINT,
+                  "fragment; a DNS name of LDH labels, IDNA, or an IP literal; a path of URL "
+                  "characters; no control or bidirectional characters), as Argo CD's "
+                  "`server` and Prometheus' targets use it; null when not known.", "format": "uri", "maxLength": MAX_ENDPOINT,
                   "pattern": "^https://", "examples": ["https://api.prod.example.com:6443"]})
     last_scanned_on = WholeNumber(dump_only=True, required=True, allow_none=True,
                                   metadata={"description": "`scanned_on` of the newest "
