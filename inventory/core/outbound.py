@@ -42,8 +42,11 @@ def parse(url, allowed_hosts=()):
     try:
         parts = urlsplit(url)
         port = parts.port
-    except ValueError:
-        raise TargetRefused("Must be a URL with a valid host and port.") from None
+    except ValueError:  # brackets that close no IPv6 address, a port out of range
+        port = parts = None
+    if parts is None or port == 0:
+        # (0 names no port: it is not the scheme's default)
+        raise TargetRefused("Must be a URL with a valid host and port.")
     host = _host_key(parts.hostname or "")
     port = port or (443 if parts.scheme == "https" else 80)
     allowed = allows(allowed_hosts, host, port)

@@ -8,9 +8,9 @@ import orjson
 import pytest
 from standardwebhooks import Webhook
 
+from app import create_app
 from inventory.core import outbound
 from inventory.core.caps import WEBHOOK_BACKOFF, WEBHOOK_GIVE_UP
-from app import create_app
 from tests.conftest import ADMIN_TOKEN, assert_problem, client_with, make_config
 from tests.support.receiver import Receiver
 

@@ -112,3 +112,8 @@ def test_an_entry_with_a_port_allows_that_port_only():
     for port in (80, 8080, 65535):  # without a port: every port, as before ports were named
         target = outbound.parse(f"http://open.internal:{port}/x", allowed)
         assert outbound.addresses(target, allowed, resolve=loopback) == ["10.0.0.7"]
+
+
+def test_port_zero_is_no_port():
+    with pytest.raises(outbound.TargetRefused, match="valid host and port"):
+        outbound.parse("http://open.internal:0/x", ["open.internal"])
