@@ -173,7 +173,8 @@ class KubeClusterSchema(BodySchema):
                   "fragment; a DNS name of LDH labels, IDNA, or an IP literal; a path of URL "
                   "characters; no control or bidirectional characters), as Argo CD's "
                   "`server` and Prometheus' targets use it; null when not known.",
-                  "format": "uri", "maxLength": MAX_ENDPOINT, "pattern": "^https://", "examples": ["https://api.prod.example.com:6443"]})
+                  "format": "uri", "maxLength": MAX_ENDPOINT, "pattern": "^https://",
+                  "examples": ["https://api.prod.example.com:6443"]})
     last_scanned_on = WholeNumber(dump_only=True, required=True, allow_none=True,
                                   metadata={"description": "`scanned_on` of the newest "
                                             "scan; null before the first.",
