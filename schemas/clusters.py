@@ -29,6 +29,7 @@ MAX_ENDPOINT = 2048
 # What may follow the host: a port, then a path of RFC 3986's characters
 # (anything else percent-encoded); no query or fragment
 _PORT_AND_PATH = re.compile(r"(?::[0-9]{1,5})?(?:/(?:[A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*)?")
+_NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*", re.ASCII | re.IGNORECASE)
 _LDH_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?", re.ASCII | re.IGNORECASE)
 _HOST_RULE = ("Must name a valid host: a DNS name whose labels are 1 to 63 letters, digits "
               "and hyphens, neither first nor last a hyphen (IDNA for other scripts), an "
@@ -52,7 +53,7 @@ def _valid_host(netloc_host):
             return False
         return netloc_host.endswith("]") and "%" not in netloc_host
     labels = netloc_host.split(".")
-    if labels[-1].isascii() and labels[-1].isdigit():  # numeric: an IPv4 address or nothing
+    if _NUMERIC_LABEL.fullmatch(labels[-1]):  # URL parsers read an IPv4 address (0x7f000001 too)
         try:
             ipaddress.IPv4Address(netloc_host)
         except ValueError:

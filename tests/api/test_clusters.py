@@ -140,7 +140,8 @@ def test_an_api_server_endpoint_is_kept_and_filterable(client, inventory, endpoi
     # hosts that are neither DNS names of LDH labels (IDNA) nor IP literals
     "https://-a-.com", "https://a-.example.com", "https://a..example.com",
     "https://api.example.com.", "https://a_b.example.com", "https://xn--zz.example",
-    "https://1.2.3", "https://256.0.0.1", "https://[fe80::1%25eth0]", "https://[v1.x]",
+    "https://1.2.3", "https://256.0.0.1", "https://0x7f000001", "https://api.0x1",
+    "https://[fe80::1%25eth0]", "https://[v1.x]",
     "https://%61pi.example.com",
     # paths of characters a URL does not have
     "https://api.example.com/a<b", 'https://api.example.com/"', "https://api.example.com/é",
