@@ -15,6 +15,9 @@ idle median, is how long that operation held the loop (the promise: at most
 - first pages: clusters by key, clusters by name, one cluster's scans;
 - summaries: by environment and version, by support status;
 - a scan's POST into a cluster past SCAN_RETENTION_COUNT (run at 10): the trim;
+- the integrations, after 1 in 20 clusters (a team's) got an `endpoint`:
+  Argo CD's generator and Prometheus' discovery for that team, and for every
+  cluster (Argo CD's a 422 past MAX_INTEGRATION_CLUSTERS);
 - forced deletes: a platform, then an organization (each with 1/K of the
   clusters and their scans).
 
@@ -163,6 +166,7 @@ def main():
             str(request(port, "POST", f"/kubeclusters/{cluster}/scans", {})[0])
             for _ in range(3)))
         summary_loops = loops_against_others(port, cluster, probe)
+        integrations(port, held)
         platforms = json.loads(request(port, "GET", "/kubeplatforms?limit=2")[1])["results"]
         held("forced delete of a platform (1/K of the estate)", lambda: str(request(
             port, "DELETE", f"/kubeplatforms/{platforms[1]['name']}?force=true")[0]))
@@ -194,6 +198,56 @@ def main():
     print(text)
     with open(args.out, "a") as out:
         out.write(text + "\n\n")
+
+
+TEAM = 'labels.team="team-1"'  # the seed's 1 in 20 clusters
+
+
+def integrations(port, held):
+    """Give the team's clusters an endpoint, then time the integrations."""
+    names, after = [], ""
+    while True:
+        page = json.loads(request(port, "GET", "/kubeclusters?limit=100&filter="
+                                  + urllib.parse.quote(TEAM) + after)[1])
+        names.extend(cluster["name"] for cluster in page["results"])
+        if not page["pagination"]["continue"]:
+            break
+        after = "&continue=" + urllib.parse.quote(page["pagination"]["continue"])
+
+    def give_endpoints(share):
+        for name in share:
+            request(port, "PATCH", f"/kubeclusters/{name}",
+                    {"endpoint": f"https://api.{name}.example.com:6443"})
+    writers = [threading.Thread(target=give_endpoints, args=(names[i::4],)) for i in range(4)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+
+    def argocd(filter_text):
+        parameters = {"filter": filter_text} if filter_text else {}
+        body = {"applicationSetName": "bench", "input": {"parameters": parameters}}
+        return lambda: answered(lambda: request(port, "POST", "/integrations/argocd/api/v1/"
+                                                "getparams.execute", body),
+                                lambda found: len(found["output"]["parameters"]))
+
+    def prometheus(filter_text):
+        path = "/integrations/prometheus/targets" + (
+            "?filter=" + urllib.parse.quote(filter_text) if filter_text else "")
+        return lambda: answered(lambda: request(port, "GET", path), len)
+
+    held(f"Argo CD, one team's clusters ({len(names):,})", argocd(TEAM))
+    held("Argo CD, every cluster (a 422 past the cap)", argocd(None))
+    held(f"Prometheus, one team's clusters ({len(names):,} with an endpoint)",
+         prometheus(TEAM))
+    held("Prometheus, every cluster (the team's with an endpoint)", prometheus(None))
+
+
+def answered(send, count):
+    """`status, N items in T ms (again)`."""
+    status, body = send()
+    items = f", {count(json.loads(body)):,} items" if status == 200 else ""
+    return f"{status}{items} in {timed(send):.0f} ms (again)"
 
 
 def others_gets(port, cluster, seconds):

@@ -1,6 +1,7 @@
 """Configuration, read from the environment only (twelve-factor)."""
 import os
 
+from inventory.core import outbound
 from inventory.core.caps import DEFAULT_QUOTAS, MAX_BODY_BYTES, WEBHOOK_LEASE
 
 
@@ -49,9 +50,11 @@ class Config:
         # loopback names, or any host behind a trusted proxy (the router
         # decides which hosts reach the service).
         self.ALLOWED_HOSTS = _list(os.environ.get("ALLOWED_HOSTS"))
-        # Webhook targets allowed although they are (or resolve to) loopback,
-        # private or link-local addresses, and over plain http: a deployment's
-        # own network, and tests. Exact host names or IP literals.
+        # Webhook targets allowed although they are (or resolve to) addresses
+        # that are not globally routable, and over plain http: a deployment's
+        # own network, and tests. Exact host names or IP literals, each with
+        # an optional port (`host:port`, `[v6]:port`): with one, only that
+        # port; without, every port (docs/configuration.md).
         self.WEBHOOK_ALLOWED_HOSTS = _list(os.environ.get("WEBHOOK_ALLOWED_HOSTS"))
         self.WEBHOOK_DELIVERY = _flag("WEBHOOK_DELIVERY", "1")  # deliver from this process
         # seconds a worker holds a webhook's delivery: how long a crashed
@@ -89,6 +92,8 @@ class Config:
         self.TESTING = False
         for key, value in overrides.items():
             setattr(self, key, value)
+        for entry in self.WEBHOOK_ALLOWED_HOSTS:  # a bad entry stops the start, not a request
+            outbound.allowed_entry(entry)
 
     @property
     def allowed_hosts(self):

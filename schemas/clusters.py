@@ -1,4 +1,7 @@
 """A cluster, provisioned by a platform."""
+import ipaddress
+import re
+import unicodedata
 from urllib.parse import urlsplit
 
 from marshmallow import Schema, ValidationError, fields, validate
@@ -22,11 +25,63 @@ from schemas.fields import MAX_SAFE_INTEGER, Labels, Slug, Text, WholeNumber
 from schemas.scans import MAX_SCANNED_ON
 
 _DAY = {"format": "date"}
-MAX_ENDPOINT = 512
+MAX_ENDPOINT = 2048
+# What may follow the host: a port, then a path of RFC 3986's characters
+# (anything else percent-encoded); no query or fragment
+_PORT_AND_PATH = re.compile(r"(?::[0-9]{1,5})?(?:/(?:[A-Za-z0-9._~!$&'()*+,;=:@/-]|%[0-9A-Fa-f]{2})*)?")
+_NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*", re.ASCII | re.IGNORECASE)
+_LDH_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?", re.ASCII | re.IGNORECASE)
+_HOST_RULE = ("Must name a valid host: a DNS name whose labels are 1 to 63 letters, digits "
+              "and hyphens, neither first nor last a hyphen (IDNA for other scripts), an "
+              "IPv4 address or an [IPv6] address.")
+
+
+def _unsafe(ch):
+    """Control, format (bidirectional marks and overrides, zero widths),
+    separator and unassigned characters: each reaches Argo CD and Prometheus
+    verbatim, and may show one URL as another."""
+    return ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp")
+
+
+def _valid_host(netloc_host):
+    """Whether the host as written in the URL (brackets and all) is an
+    [IPv6] or IPv4 address, or a DNS name of LDH labels (IDNA)."""
+    if netloc_host.startswith("["):
+        try:  # no zone (`%25eth0`) nor IPvFuture: neither names one API server
+            ipaddress.IPv6Address(netloc_host[1:-1])
+        except ValueError:
+            return False
+        return netloc_host.endswith("]") and "%" not in netloc_host
+    labels = netloc_host.split(".")
+    if _NUMERIC_LABEL.fullmatch(labels[-1]):  # URL parsers read an IPv4 address (0x7f000001 too)
+        try:
+            ipaddress.IPv4Address(netloc_host)
+        except ValueError:
+            return False
+        return True
+    try:
+        ascii_labels = [label if label.isascii() else label.encode("idna").decode("ascii")
+                        for label in labels]
+    except UnicodeError:
+        return False
+    if len(".".join(ascii_labels)) > 253:
+        return False
+    for label in ascii_labels:
+        if not _LDH_LABEL.fullmatch(label):
+            return False
+        if label[:4].lower() == "xn--":  # an A-label: the Punycode of a valid U-label
+            try:
+                label.encode().decode("idna")
+            except UnicodeError:
+                return False
+    return True
 
 
 def _check_endpoint(url):
     """An API server's URL, as Argo CD's `server` and Prometheus' targets take it."""
+    if any(_unsafe(ch) for ch in url):
+        raise ValidationError("Must not contain spaces, control, bidirectional or other "
+                              "invisible characters.")
     try:
         parts = urlsplit(url)
         port = parts.port  # raises on a port that is not a number in 0..65535
@@ -40,8 +95,16 @@ def _check_endpoint(url):
                               "connects, never to the inventory.")
     if parts.query or parts.fragment or url.endswith(("?", "#")):
         raise ValidationError("Must not have a query or a fragment.")
-    if port == 0 or any(ch.isspace() for ch in url):
+    if port == 0 or parts.netloc.endswith(":"):
         raise ValidationError("Must be an https:// URL with a valid host and port.")
+    netloc_host = parts.netloc.rsplit(":", 1)[0] if port is not None else parts.netloc
+    if not _valid_host(netloc_host):
+        raise ValidationError(_HOST_RULE)
+    if not _PORT_AND_PATH.fullmatch(url[len("https://") + len(netloc_host):]):
+        raise ValidationError("Must have a path of URL characters only: percent-encode "
+                              "others (`%3C` for `<`).")
+
+
 _STATUS = {"enum": list(STATUSES)}
 
 
@@ -114,9 +177,11 @@ class KubeClusterSchema(BodySchema):
         required=True, allow_none=True,
         validate=[validate.Length(max=MAX_ENDPOINT), _check_endpoint],
         metadata={"description": "The API server's URL (`https://`, no credentials, query or "
-                  "fragment), as Argo CD's `server` and Prometheus' targets use it; null "
-                  "when not known.", "format": "uri", "maxLength": MAX_ENDPOINT,
-                  "pattern": "^https://", "examples": ["https://api.prod.example.com:6443"]})
+                  "fragment; a DNS name of LDH labels, IDNA, or an IP literal; a path of URL "
+                  "characters; no control or bidirectional characters), as Argo CD's "
+                  "`server` and Prometheus' targets use it; null when not known.",
+                  "format": "uri", "maxLength": MAX_ENDPOINT, "pattern": "^https://",
+                  "examples": ["https://api.prod.example.com:6443"]})
     last_scanned_on = WholeNumber(dump_only=True, required=True, allow_none=True,
                                   metadata={"description": "`scanned_on` of the newest "
                                             "scan; null before the first.",

@@ -19,7 +19,7 @@ def rows():
     from inventory.core import caps, filtering, grouping, labels
     from inventory.http import idempotency
     from inventory.store import base, pages
-    from schemas import common, events
+    from schemas import clusters, common, events
 
     with mock.patch.dict(os.environ, {}, clear=True):  # the defaults, whatever is set here
         config = Config()
@@ -41,6 +41,8 @@ def rows():
         ("Body and answer", f"{caps.REQUEST_TIMEOUT:g} s", "inventory/core/caps.py"),
         ("Labels per cluster", f"{labels.MAX_LABELS}; keys {labels.MAX_LABEL_KEY} characters, "
          f"values {labels.MAX_LABEL_VALUE}", "inventory/core/labels.py"),
+        ("A cluster's `endpoint`", f"{n(clusters.MAX_ENDPOINT)} characters",
+         "schemas/clusters.py"),
         ("A stored record", f"{base.MAX_RECORD_BYTES // 1024} KiB", "inventory/store/base.py"),
         ("Error entries listed", f"{caps.MAX_ENTRIES}; an echoed `value` over "
          f"{caps.MAX_VALUE_BYTES // 1024} KiB is shortened", "inventory/core/caps.py"),

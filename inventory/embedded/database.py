@@ -14,7 +14,6 @@ import collections
 import gc
 import heapq
 import operator
-import sys
 import threading
 import time
 from datetime import datetime, timezone
@@ -25,6 +24,7 @@ from pymongo.errors import DuplicateKeyError
 from pymongo.results import DeleteResult, InsertManyResult, InsertOneResult, UpdateResult
 
 from inventory.core.errors import Unavailable
+from inventory.core.turns import let_others_run as _let_others_run  # a module global: tests patch it
 from inventory.embedded import mongomock_internals
 
 
@@ -96,17 +96,6 @@ _SLICE_DOCUMENTS = 512  # documents a summary's pass reads between looks at the 
 _LONG_WALK_ENTRIES = 256  # entries examined that make a walk long: more than a page's
 
 
-def _let_others_run():
-    """Between two slices of a long walk. Under gevent: wait until the loop
-    has nothing else to do (every ready request goes first); with threads: a
-    switch."""
-    monkey = sys.modules.get("gevent.monkey")
-    if monkey is not None and monkey.is_module_patched("threading"):
-        import gevent
-
-        gevent.idle()
-    else:
-        time.sleep(0)
 _READS = frozenset({"count_documents", "estimated_document_count", "index_information",
                     "list_indexes", "distinct", "name", "full_name", "database"})
 # writes that change indexes, not documents: the caches of keys and orders

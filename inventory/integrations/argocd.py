@@ -1,14 +1,21 @@
 """Argo CD's ApplicationSet plugin generator: `baseUrl: <service>/integrations/argocd`."""
+from flask import current_app
 from flask.views import MethodView
 
 from inventory.core.lifecycle import minor_of
+from inventory.core.turns import Turns
 from inventory.http.blueprint import Blueprint
 from inventory.http.operations import operation
-from inventory.integrations.clusters import every_matching_cluster
-from schemas.integrations import ArgoCDGetParamsRequestSchema, ArgoCDResponseSchema
+from inventory.integrations.clusters import dumped, dumper, every_matching_cluster
+from schemas.integrations import (
+    ArgoCDClusterParametersSchema,
+    ArgoCDGetParamsRequestSchema,
+    ArgoCDResponseSchema,
+)
 
 blp = Blueprint("argocd", __name__, url_prefix="/integrations/argocd",
                 description="Argo CD's ApplicationSet plugin generator.")
+_DUMP = dumper(ArgoCDClusterParametersSchema())
 
 
 def parameters(cluster):
@@ -36,5 +43,9 @@ class GetParams(MethodView):
         error answer, never an empty or truncated list, since Argo CD deletes
         the applications of clusters that leave the list."""
         filter_text = (body["input"].get("parameters") or {}).get("filter")
-        clusters = every_matching_cluster(filter_text, "body.input.parameters.filter")
-        return {"output": {"parameters": [parameters(cluster) for cluster in clusters]}}
+        turns = Turns()
+        clusters = every_matching_cluster(filter_text, "body.input.parameters.filter", turns)
+        # dumped here in slices, as ArgoCDResponseSchema describes it: one
+        # dump of the whole answer would hold the loop
+        return current_app.json.response(
+            {"output": {"parameters": dumped(clusters, parameters, _DUMP, turns)}})

@@ -2,11 +2,13 @@
 import re
 from urllib.parse import urlsplit
 
+from flask import current_app
 from flask.views import MethodView
 
+from inventory.core.turns import Turns
 from inventory.http.blueprint import Blueprint
 from inventory.http.operations import operation
-from inventory.integrations.clusters import every_matching_cluster
+from inventory.integrations.clusters import dumped, dumper, every_matching_cluster
 from schemas.integrations import PrometheusTargetGroupSchema, PrometheusTargetsArgsSchema
 
 blp = Blueprint("prometheus", __name__, url_prefix="/integrations/prometheus",
@@ -14,6 +16,7 @@ blp = Blueprint("prometheus", __name__, url_prefix="/integrations/prometheus",
 
 _LABEL_NAME_RE = re.compile(r"[^a-zA-Z0-9_]")
 META = "__meta_inventory_"
+_DUMP = dumper(PrometheusTargetGroupSchema())
 
 
 def target(endpoint):
@@ -49,5 +52,10 @@ class Targets(MethodView):
         order, with `__meta_inventory_*` labels (a label key's characters
         outside `[a-zA-Z0-9_]` become `_`). `[]` when nothing matches; any
         failure is an error answer, so that Prometheus keeps its last good list."""
-        clusters = every_matching_cluster(args.get("filter"), "query.filter")
-        return [target_group(cluster) for cluster in clusters if cluster["endpoint"]]
+        turns = Turns()
+        # only clusters with an endpoint are listed, and so counted against the cap
+        clusters = every_matching_cluster(args.get("filter"), "query.filter", turns,
+                                          listed=lambda cluster: cluster["endpoint"])
+        # dumped here in slices, as PrometheusTargetGroupSchema describes each
+        # group: one dump of the whole answer would hold the loop
+        return current_app.json.response(dumped(clusters, target_group, _DUMP, turns))

@@ -102,6 +102,23 @@ def test_line_breaks_in_single_line_fields_are_422(client, title):
     assert_problem(client.post("/organizations", json={"title": title}), 422, "body.title")
 
 
+@pytest.mark.parametrize("endpoint", [
+    "https://api\u0000.example.com", "https://api.example.com/\u001b[31m",
+    "https://api.example.com/\u202egnp.exe", "https://\u202eapi.example.com",
+    "https://api\u200b.example.com", "https://api.example.com/a\u2028b",
+    "https://api.example.com/<script>", 'https://api.example.com/"onmouseover=x',
+    "https://-a-.com", "https://api.example.com\\@evil.example"])
+def test_an_endpoint_with_control_bidi_or_markup_characters_is_422_at_its_field(
+        client, inventory, endpoint):
+    # endpoint reaches Argo CD's `server` and Prometheus' targets verbatim
+    cluster = inventory.cluster()
+    body = assert_problem(client.patch(f"/kubeclusters/{cluster['name']}",
+                                       json={"endpoint": endpoint}), 422, "body.endpoint")
+    (entry,) = body["errors"]
+    assert entry["location"] == "body.endpoint" and entry["message"].startswith("Must ")
+    assert client.get(f"/kubeclusters/{cluster['name']}").get_json()["endpoint"] is None
+
+
 def test_line_separators_are_kept_in_descriptions(client):
     response = client.post("/organizations", json={"title": "A", "description": "a\u2028b"})
     assert response.status_code == 201

@@ -95,8 +95,32 @@ def test_more_clusters_than_the_maximum_is_an_error_not_a_truncated_list(
     monkeypatch.setattr("inventory.integrations.clusters.MAX_INTEGRATION_CLUSTERS", 2)
     assert_problem(client.post(GETPARAMS, json=argocd_body()), 422,
                    "body.input.parameters.filter")
+    monkeypatch.setattr("inventory.integrations.clusters.MAX_INTEGRATION_CLUSTERS", 1)
     assert_problem(client.get(TARGETS), 422, "query.filter")
     assert caps.MAX_INTEGRATION_CLUSTERS == 10_000  # the documented maximum
+
+
+def test_prometheus_cap_counts_the_target_groups_not_the_clusters_without_endpoint(
+        client, fleet, monkeypatch):
+    # three clusters match, two have an endpoint: the answer has two groups
+    monkeypatch.setattr("inventory.integrations.clusters.MAX_INTEGRATION_CLUSTERS", 2)
+    groups = client.get(TARGETS).get_json()
+    assert [g["labels"]["__meta_inventory_cluster"] for g in groups] == ["a-dev", "b-prod"]
+
+
+def test_a_long_answer_lets_others_run_between_its_slices(client, fleet, monkeypatch):
+    # every look at the clock finds the slice used up: each page read and
+    # each slice shaped lets others run (how long it holds is bench/'s)
+    turns = []
+    monkeypatch.setattr("inventory.core.turns.SLICE_SECONDS", -1.0)
+    monkeypatch.setattr("inventory.core.turns.let_others_run", lambda: turns.append(1))
+    monkeypatch.setattr("inventory.integrations.clusters._PAGE", 1)
+    monkeypatch.setattr("inventory.integrations.clusters._SLICE", 1)
+    assert client.post(GETPARAMS, json=argocd_body()).status_code == 200
+    assert len(turns) >= 2 + 3  # between the 3 pages, after each of the 3 slices
+    turns.clear()
+    assert len(client.get(TARGETS).get_json()) == 2
+    assert len(turns) >= 2 + 2
 
 
 def test_a_store_outage_is_503_not_an_empty_list(client, fleet, store, monkeypatch):

@@ -8,9 +8,10 @@ import orjson
 import pytest
 from standardwebhooks import Webhook
 
+from app import create_app
 from inventory.core import outbound
 from inventory.core.caps import WEBHOOK_BACKOFF, WEBHOOK_GIVE_UP
-from tests.conftest import assert_problem, client_with, make_config
+from tests.conftest import ADMIN_TOKEN, assert_problem, client_with, make_config
 from tests.support.receiver import Receiver
 
 
@@ -59,10 +60,30 @@ def test_a_webhook_is_made_with_its_secret_shown_once(client, receiver):
     "https://169.254.169.254/latest/meta-data", "https://[::1]/x", "https://0.0.0.0/x",
     "https://10.1.2.3/x", "https://192.168.0.1/x", "https://[::ffff:127.0.0.1]/x",
     "http://hooks.example.com/x", "ftp://hooks.example.com/x", "https://user:pw@example.com/x",
-    "https://localhost/x", "not a url"])
+    "https://localhost/x", "not a url",
+    # not globally routable, or wrapping an IPv4 address that is not
+    "https://100.64.0.1/x", "https://100.100.100.200/latest/meta-data",
+    "https://[2002:7f00:1::]/x", "https://[64:ff9b::7f00:1]/x", "https://[fec0::1]/x",
+    "https://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/x", "https://224.0.0.1/x"])
 def test_ssrf_targets_are_refused_at_create(client, url):
     assert_problem(client.post("/webhooks", json={"url": url}), 422, "body.url")
     assert client.get("/webhooks").get_json()["results"] == []
+
+
+def test_plain_http_is_refused_with_a_word_on_webhook_allowed_hosts(client):
+    detail = assert_problem(client.post("/webhooks", json={"url": "http://localhost/x"}), 422,
+                            "body.url")["errors"][0]["message"]
+    assert "https://" in detail and "WEBHOOK_ALLOWED_HOSTS" in detail
+
+
+def test_an_allowed_host_with_a_port_allows_that_port_only():
+    app = create_app(make_config(WEBHOOK_ALLOWED_HOSTS=["127.0.0.1:8443", "[::1]:9000"]))
+    client = client_with(app, ADMIN_TOKEN)
+    for url in ("http://127.0.0.1:8443/x", "https://127.0.0.1:8443/x", "http://[::1]:9000/x"):
+        assert client.post("/webhooks", json={"url": url}).status_code == 201, url
+    for url in ("http://127.0.0.1:8444/x", "https://127.0.0.1/x", "https://127.0.0.1:22/x",
+                "http://[::1]:9001/x"):
+        assert_problem(client.post("/webhooks", json={"url": url}), 422, "body.url")
 
 
 def test_a_name_that_resolves_to_loopback_is_refused():
@@ -178,6 +199,27 @@ def test_a_receiver_that_does_not_acknowledge_is_retried(client, inventory, stor
     if behaviour == "refused":
         assert "loopback" in log[0]["error"] and receiver.received == []
     assert store.webhooks.collection.find_one({"_id": made["id"]})["_attempt"] == 1
+
+
+@pytest.mark.parametrize("stored, refused", [
+    ("https://[64:ff9b::7f00:1]/x", "loopback address (127.0.0.1, in the NAT64"),
+    ("https://[2002:7f00:1::]/x", "loopback address (127.0.0.1, in the 6to4"),
+    ("https://100.64.0.1/x", "carrier-grade NAT"),
+    ("http://127.0.0.1:{other}/hook", "https://"),  # the allowed host, another port
+    ("https://127.0.0.1:{other}/hook", "loopback")])
+def test_every_delivery_checks_the_address_and_the_allowed_port_again(receiver, stored, refused):
+    port = receiver.server.server_port
+    app = create_app(make_config(WEBHOOK_ALLOWED_HOSTS=[f"127.0.0.1:{port}"]))
+    client, deliverer = client_with(app, ADMIN_TOKEN), app.extensions["inventory.webhooks"]
+    deliverer.timeout = 1.0
+    made = make(client, url=receiver.url)
+    app.extensions["inventory.store"].webhooks.collection.update_one(
+        {"_id": made["id"]}, {"$set": {"url": stored.format(other=port + 1)}})
+    assert client.post("/organizations", json={"title": "Acme"}).status_code == 201
+    deliver(deliverer)
+    (attempt,) = client.get(f"/webhooks/{made['id']}/deliveries").get_json()["results"]
+    assert attempt["status_code"] is None and attempt["error"].startswith("refused: ")
+    assert refused in attempt["error"] and receiver.received == []
 
 
 def test_after_a_day_of_failures_it_is_made_inactive_then_resumes_where_it_stopped(
