@@ -252,6 +252,21 @@ class EventStore:
             window=(None if at_head else end,))
         return FeedPage(page.records, page.next_after, end)
 
+    def organizations_after(self, after):
+        """What the webhooks' deliverer follows the feed by: (the last slot
+        of the settled run after slot `after` (within MAX_EXAMINED slots),
+        {organization (None: of none): the slot of its newest event in that
+        run}, whether more follows the run)."""
+        end, at_head = self._settled_end(after or None)
+        if end is None or end == (after or None):
+            return after, {}, False
+        bounds = {"$lte": end, **({"$gt": after} if after else {})}
+        newest = {}
+        for doc in self.collection.find({"_id": bounds, **VISIBLE}, {"organization": 1},
+                                        sort=[("_id", 1)], limit=pages.MAX_EXAMINED + 1):
+            newest[doc.get("organization")] = doc["_id"]
+        return end, newest, not at_head
+
     def compile_filter(self, tree):
         return self.filter_compiler.compile(tree) if tree is not None else None
 
