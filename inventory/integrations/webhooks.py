@@ -105,6 +105,7 @@ class Deliverer:
         self._clear = {}
         self._tail = self._tail_start = None  # the feed followed: up to, and since
         self._newest = {}  # organization: the slot of its newest event followed
+        self.started = collections.Counter()  # organization: deliveries started (for the tests)
         self._ended = threading.Event()  # a delivery ended: look again at once
         self._stopping = threading.Event()
         self._bodies = {}  # event id -> its body, the same for every webhook (a few kept)
@@ -243,7 +244,7 @@ class Deliverer:
         now, org = _stored_now(), doc.get("organization")
         if doc["_next_attempt_at"] > now:
             self._retry_at(doc["_id"], org, doc["_next_attempt_at"])
-        elif doc["_lease_until"] > now:
+        elif doc["_lease_until"] > now and doc.get("_lease_owner") != self.owner:
             self._retry_at(doc["_id"], org, doc["_lease_until"])
         else:
             self._wake(doc["_id"], org)
@@ -266,6 +267,13 @@ class Deliverer:
         with self._lock:
             for key in set(self._clear) - seen:
                 del self._clear[key]
+
+    def resumed(self, record):
+        """A webhook was made active again here: look at it now (other
+        processes' sweeps find it within SWEEP_SECONDS)."""
+        if self._tail is not None:
+            self._wake(record["id"], record.get("organization"))
+            self._ended.set()  # the loop starts it
 
     # -- fair turns ---------------------------------------------------------------
 
@@ -310,6 +318,7 @@ class Deliverer:
                     self._turns.remove(org)
                 self._held[org] += 1
                 self._busy[key] = org
+                self.started[org] += 1
                 started.append((key, org))
         threads = []
         for key, org in started:
@@ -335,6 +344,7 @@ class Deliverer:
                 self._again.discard(key)
             if again:
                 self._wake(key, org)
+            self._schedule()  # the freed slot, to whoever's turn it is, now
             self._ended.set()
 
     def _retry_at(self, key, org, when):
@@ -395,7 +405,7 @@ class Deliverer:
                 webhooks.pass_unseen(key, doc["_position"], position, doc.get("filter"))
         finally:
             if leased:
-                webhooks.release(key, self.owner, position)
+                webhooks.release(key, self.owner, position, doc.get("filter"))
 
     def _post_one(self, doc, event):
         """POST one event; whether it was acknowledged (and recorded so).

@@ -348,9 +348,11 @@ def test_other_tenants_writes_cost_a_webhook_no_write(app, client, inventory, st
             make(client, url=receiver.url, organization=org["id"])
     mine = inventory.org(title="writer")
     make(client, url=receiver.url, organization=mine["id"], filter='type="nothing.matches"')
+    make(client, url=receiver.url, filter='type="nothing.matches"')  # an unscoped admin's
     deliver(deliverer)
     webhooks = store.webhooks.collection
     before = webhooks.writes
+    deliverer.started.clear()
     deliverer.start()  # the loop, as when serving: it follows the feed
     try:
         for index in range(20):
@@ -365,6 +367,7 @@ def test_other_tenants_writes_cost_a_webhook_no_write(app, client, inventory, st
         deliverer.stop()
     assert deliverer.followed == head
     assert webhooks.writes == before  # no claim, advance or release: nothing to deliver
+    assert set(deliverer.started) == {None, mine["id"]}  # only those that may see were woken
     assert receiver.received == []
 
 

@@ -29,7 +29,7 @@ _NEVER_MS = 10 ** 13  # the log's keys count down from here: newest first in key
 EVERY_ORGANIZATION = "*"
 # what the deliverer schedules by
 _SCHEDULED = {"_id": 1, "organization": 1, "filter": 1, "_position": 1,
-              "_next_attempt_at": 1, "_lease_until": 1}
+              "_next_attempt_at": 1, "_lease_until": 1, "_lease_owner": 1}
 _SWEEP_SLICE = 200  # webhooks read at a time by `scheduled`
 
 
@@ -213,15 +213,17 @@ class WebhookStore(ResourceStore):
             fields["_next_attempt_at"] = now + timedelta(seconds=delay)
         self.collection.update_one({"_id": doc["_id"], "_lease_owner": owner}, {"$set": fields})
 
-    def release(self, key, owner, passed=None):
+    def release(self, key, owner, passed=None, filter=None):
         """Give the lease back; with `passed`, a slot up to which nothing
-        remains for it (past its position: events it does not see), resume
-        after that (in the same write)."""
+        remains for it with `filter` (past its position: events it does not
+        see), resume after that, in the same write (unless the filter was
+        changed meanwhile)."""
         fields = {"_lease_owner": None, "_lease_until": EPOCH}
         query = {"_id": key, "_lease_owner": owner}
         if passed:
             updated = self.collection.update_one(
-                {**query, "_position": {"$lt": passed}}, {"$set": {**fields, "_position": passed}})
+                {**query, "_position": {"$lt": passed}, "filter": filter},
+                {"$set": {**fields, "_position": passed}})
             if updated.matched_count:
                 return
         self.collection.update_one(query, {"$set": fields})

@@ -86,8 +86,11 @@ class Webhook(MethodView):
         `url`, `filter`, `description`, `active`. Set `active` to true to
         resume an inactive webhook where it stopped (410 when the feed no
         longer keeps that point)."""
-        return get_store().webhooks.update(webhook, _checked(changes),
-                                           current_principal().name, current_scope())
+        record = get_store().webhooks.update(webhook, _checked(changes),
+                                             current_principal().name, current_scope())
+        if changes.get("active") is True:
+            current_app.extensions["inventory.webhooks"].resumed(record)
+        return record
 
     @blp.response(204)
     @operation("deleteWebhook", role="admin", errors=(404, 422))
