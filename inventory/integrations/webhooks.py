@@ -189,7 +189,7 @@ class Deliverer:
         webhook (or the head): organizations without events since a
         webhook's position then have nothing for it, whatever its filter."""
         if self._tail is None:
-            self.store.webhooks.scope_unscoped()
+            self.store.webhooks.backfill()
             head = self.store.events.head()
             oldest = min((doc["_position"] or "" for doc in self.store.webhooks.scheduled(
                 _pause)), default=head)

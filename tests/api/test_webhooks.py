@@ -389,3 +389,18 @@ def test_a_position_far_behind_is_written_once_in_a_batch(client, inventory, sto
     inventory.platform(org=org["id"], name="its-own")
     deliver(deliverer)
     assert [orjson.loads(body)["object"]["name"] for _, body in receiver.received] == ["its-own"]
+
+
+@pytest.mark.parametrize("config", [make_config(WEBHOOK_ALLOWED_HOSTS=["127.0.0.1"],
+                                                QUOTA_UNSCOPED_WEBHOOKS=2)])
+def test_unscoped_webhooks_made_before_the_quota_count_against_it(client, inventory, store,
+                                                                  receiver, deliverer):
+    older = make(client, url=receiver.url)
+    store.webhooks.collection.update_one({"_id": older["id"]},
+                                         {"$unset": {"_seat": "", "_scope": ""}})
+    make(client, url=receiver.url)  # the seat the older one held looks free
+    deliver(deliverer)  # at start, the deliverer gives it a seat and its scope
+    assert_problem(client.post("/webhooks", json={"url": receiver.url}), 403)
+    inventory.org(title="seen")
+    deliver(deliverer)
+    assert len(receiver.received) == 2  # both see it: the older one was given its scope

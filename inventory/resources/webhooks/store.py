@@ -7,6 +7,7 @@ import secrets
 from datetime import datetime, timedelta, timezone
 
 from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError
 
 from inventory.core.caps import (
     UNSCOPED_WEBHOOKS,
@@ -115,12 +116,26 @@ class WebhookStore(ResourceStore):
 
     # -- scheduling ---------------------------------------------------------------
 
-    def scope_unscoped(self):
-        """Give `_scope` to webhooks made before it existed (once, at start)."""
+    def backfill(self):
+        """Give webhooks made before they existed their `_scope` and, an
+        unscoped admin's, a seat (past the quota if need be: they count), at
+        start."""
         for doc in self.collection.find({"_scope": {"$exists": False}}, {"organization": 1}):
             org = doc.get("organization")
             self.collection.update_one({"_id": doc["_id"]}, {"$set": {
                 "_scope": EVERY_ORGANIZATION if org is None else org}})
+        for doc in self.collection.find({"organization": None, "_seat": {"$exists": False}},
+                                        {"_id": 1}):
+            while True:
+                taken = {held["_seat"] for held in self.collection.find(
+                    {"_seat": {"$exists": True}}, {"_seat": 1})}
+                seat = next(seat for seat in range(len(taken) + 1) if seat not in taken)
+                try:
+                    self.collection.update_one({"_id": doc["_id"], "_seat": {"$exists": False}},
+                                               {"$set": {"_seat": seat}})
+                    break
+                except DuplicateKeyError:  # another worker's start took it: look again
+                    continue
 
     def seeing(self, organizations):
         """The active webhooks that may see events of `organizations` (None
