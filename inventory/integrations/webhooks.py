@@ -142,12 +142,14 @@ class Deliverer:
                 if not self.store.webhooks.collection.estimated_document_count():
                     time.sleep(POLL_SECONDS)  # no webhook at all: a commit costs nothing here
                     continue
-                head = self.store.events.head()  # before the pass: a commit during it wakes the next
+                # before the pass: a commit during it wakes the next
+                head = self.store.events.seen_head
                 self.follow()
                 if time.monotonic() >= next_sweep:
                     self.sweep()
                     next_sweep = time.monotonic() + SWEEP_SECONDS
-                self.step()
+                self._wake_retries()
+                self._schedule()
             except Exception:  # the database may be away: try again later
                 log.exception("webhook delivery pass failed")
                 time.sleep(POLL_SECONDS)
@@ -165,6 +167,10 @@ class Deliverer:
         """Follow the feed, wake the retries falling due, and start what the
         free slots allow; the threads started."""
         self.follow()
+        self._wake_retries()
+        return self._schedule()
+
+    def _wake_retries(self):
         now = time.monotonic()
         due = []
         with self._lock:
@@ -175,7 +181,6 @@ class Deliverer:
                     due.append((key, org))
         for key, org in due:
             self._wake(key, org)
-        return self._schedule()
 
     def run_once(self):
         """Look at every webhook now, and start what the slots allow; the

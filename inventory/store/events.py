@@ -256,7 +256,20 @@ class EventStore:
         """What the webhooks' deliverer follows the feed by: (the last slot
         of the settled run after slot `after` (within MAX_EXAMINED slots),
         {organization (None: of none): the slot of its newest event in that
-        run}, whether more follows the run)."""
+        run}, whether more follows the run). One read when no slot in it is
+        empty, as every slot is but the newest few for a moment."""
+        query = {"_id": {"$gt": after}} if after else {}
+        docs = self.collection.find(query, {"organization": 1, "gap": 1}, sort=[("_id", 1)],
+                                    limit=pages.MAX_EXAMINED + 1)
+        newest, last = {}, after or None
+        for doc in docs[:pages.MAX_EXAMINED]:
+            if last is not None and doc["_id"] != _next_slot_id(last):
+                break  # an empty slot: settled (or not yet) as any reader settles it
+            last = doc["_id"]
+            if not doc.get("gap"):
+                newest[doc.get("organization")] = doc["_id"]
+        else:
+            return last or after, newest, len(docs) > pages.MAX_EXAMINED
         end, at_head = self._settled_end(after or None)
         if end is None or end == (after or None):
             return after, {}, False
@@ -266,6 +279,12 @@ class EventStore:
                                         sort=[("_id", 1)], limit=pages.MAX_EXAMINED + 1):
             newest[doc.get("organization")] = doc["_id"]
         return end, newest, not at_head
+
+    @property
+    def seen_head(self):
+        """The newest slot this process has seen filled ("" before any):
+        what a wait for the next commit waits after."""
+        return self._head or ""
 
     def compile_filter(self, tree):
         return self.filter_compiler.compile(tree) if tree is not None else None
