@@ -73,7 +73,8 @@ def latency_after_commit(port, receiver, rounds=30):
 def run(seconds):
     lines = []
     env = {"INVENTORY_ADMIN_TOKEN": ADMIN, "INVENTORY_DATA_DIR": "",
-           "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1", "RATE_LIMIT": "100000000 per minute"}
+           "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1", "RATE_LIMIT": "100000000 per minute",
+           "QUOTA_UNSCOPED_WEBHOOKS": "1000"}  # 100 webhooks of unscoped admins
     lines.append("webhooks  writes/s  write p50 ms  delivered/expected at the end")
     for count in (0, 10, 100):
         (port,) = free_ports(1)
