@@ -4,9 +4,10 @@ after a commit, and what a black-holed receiver costs everyone else
 (`--shape writes`, the default). `--shape others`: what other tenants'
 webhooks that see nothing of a tenant's writes (their filters match nothing)
 cost it, at 0, 20, 100 and 3,000 of them (150 tenants): the idle service's
-/healthz (its worst answer is the longest the loop stalled), the tenant's
-write rate, journal bytes per write, and the rate achieved when it asks for
-10 writes/s. `--shape black-holed`: 8 tenants with 20 webhooks each whose
+CPU and /healthz (its worst answer is the longest the loop stalled), the
+tenant's write rate, the service's CPU and journal bytes per write (CPU
+holds its meaning on a machine others load too; rates and maxima do not),
+and the rate achieved when it asks for 10 writes/s. `--shape black-holed`: 8 tenants with 20 webhooks each whose
 receivers never answer, writing, beside a ninth tenant with one healthy
 webhook: how long its writes take to arrive.
 
@@ -108,6 +109,24 @@ def run(seconds):
     return lines
 
 
+def cpu_seconds(process):
+    """CPU time (user and system) of gunicorn's master and its workers so
+    far: what the service spent, whatever else the machine runs."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    pids = [process.pid]
+    try:
+        with open(f"/proc/{process.pid}/task/{process.pid}/children") as children:
+            pids += [int(pid) for pid in children.read().split()]
+    except OSError:
+        pass
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
 def journal_bytes(directory):
     return sum(os.path.getsize(os.path.join(directory, name)) for name in os.listdir(directory)
                if name.startswith("journal-"))
@@ -156,8 +175,8 @@ def paced_writes(port, seconds, rate):
 
 def run_others(seconds, counts=(0, 20, 100, 3000)):
     """Other tenants' webhooks that see nothing of the writer's events."""
-    lines = ["webhooks of others (tenants)  idle /healthz max/p99 ms  writes/s  "
-             "write p50 ms  journal B/write  at 10/s: achieved, p50 ms"]
+    lines = ["webhooks of others (tenants)  idle CPU ms/s  idle /healthz max/p99 ms  "
+             "writes/s  write p50 ms  CPU ms/write  journal B/write  at 10/s: achieved, p50 ms"]
     for count in counts:
         (port,) = free_ports(1)
         with tempfile.TemporaryDirectory() as data:
@@ -172,15 +191,19 @@ def run_others(seconds, counts=(0, 20, 100, 3000)):
                                   'type="nothing.matches"')
                 make_org(port, "warm")
                 time.sleep(3)
+                idle = cpu_seconds(process)
+                time.sleep(seconds)
+                idle = (cpu_seconds(process) - idle) / seconds * 1000
                 stall_max, stall_p99 = healthz_stalls(port, seconds)
-                before = journal_bytes(data)
+                before, cpu = journal_bytes(data), cpu_seconds(process)
                 rate, p50 = writes(port, seconds)
+                cpu = (cpu_seconds(process) - cpu) * 1000 / max(1, rate * seconds)
                 per_write = (journal_bytes(data) - before) / max(1, rate * seconds)
                 time.sleep(2)
                 paced, paced_p50 = paced_writes(port, seconds, 10)
-                lines.append(f"{count:8d} ({len(tenants):3d})  {stall_max:12.1f} / {stall_p99:5.1f}"
-                             f"  {rate:8.1f}  {p50:12.2f}  {per_write:15.0f}  "
-                             f"{paced:5.1f}/s, {paced_p50:.1f}")
+                lines.append(f"{count:8d} ({len(tenants):3d})  {idle:22.1f}  {stall_max:12.1f} / "
+                             f"{stall_p99:5.1f}  {rate:8.1f}  {p50:12.2f}  {cpu:12.2f}  "
+                             f"{per_write:15.0f}  {paced:5.1f}/s, {paced_p50:.1f}")
                 print(lines[-1], flush=True)
             finally:
                 stop([process])

@@ -388,9 +388,11 @@ class Deliverer:
                 page = self.store.events.page(PageRequest(
                     PAGE, tree, position or None, doc.get("organization")))
                 if page.records and not leased:
-                    doc = webhooks.claim(key, self.owner)
-                    if doc is None:
-                        return  # another took it first
+                    claimed = webhooks.claim(key, self.owner)
+                    if claimed is None:  # another took it first: again if its lease ends
+                        return self._retry_at(key, doc.get("organization"),
+                                              _stored_now() + webhooks.lease)
+                    doc = claimed
                     leased = True
                     tree = filtering.parse(doc["filter"]) if doc.get("filter") else None
                     position = self._known(doc)  # as stored now: read again from there
