@@ -42,6 +42,7 @@ from standardwebhooks import Webhook as Signer
 from inventory.config import LOOPBACK_HOSTS
 from inventory.core import filtering, outbound
 from inventory.core.caps import WEBHOOK_BACKOFF, WEBHOOK_RESPONSE_BYTES, WEBHOOK_TIMEOUT
+from inventory.store.events import ALL
 from inventory.store.pages import PageRequest
 from schemas.events import EventSchema
 
@@ -106,7 +107,12 @@ class Deliverer:
         self._tail = self._tail_start = None  # the feed followed: up to, and since
         self._newest = {}  # organization: the slot of its newest event followed
         self.started = collections.Counter()  # organization: deliveries started (for the tests)
-        self._ended = threading.Event()  # a delivery ended: look again at once
+        # a commit it may care about, or a delivery ended: look again at once
+        self._woken = threading.Event()
+        # the organizations with webhooks (as last seen), and whether an
+        # unscoped admin has one: only their commits wake the loop
+        self._watched, self._watch_all = set(), False
+        self._added = set()  # organizations watched since the sweep began (None: unscoped)
         self._stopping = threading.Event()
         self._bodies = {}  # event id -> its body, the same for every webhook (a few kept)
         self._tls = ssl.create_default_context()
@@ -119,11 +125,31 @@ class Deliverer:
     # -- the loop ---------------------------------------------------------------
 
     def start(self):
+        self.store.events.listeners.append(self._on_commit)
         threading.Thread(target=self._run, name="webhook-deliverer", daemon=True).start()
+
+    def _on_commit(self, organization):
+        """A commit in this process (or, ALL, seen from another's): wake the
+        loop if a webhook may see it. Other tenants' commits cost this."""
+        if organization is ALL or self._watch_all or organization in self._watched:
+            self._woken.set()
+
+    def watch(self, record):
+        """A webhook was made (or made active again) here: its organization's
+        commits wake the loop from now on."""
+        org = record.get("organization")
+        self._added.add(org)
+        if org is None:
+            self._watch_all = True
+        else:
+            self._watched.add(org)
 
     def stop(self):
         """End the loop (deliveries under way finish)."""
         self._stopping.set()
+        self._woken.set()
+        if self._on_commit in self.store.events.listeners:
+            self.store.events.listeners.remove(self._on_commit)
 
     @property
     def followed(self):
@@ -154,14 +180,18 @@ class Deliverer:
                 log.exception("webhook delivery pass failed")
                 time.sleep(POLL_SECONDS)
                 continue
-            # woken by this process's commits and by deliveries that end (their
-            # webhook may have more by now), else within POLL_SECONDS (other
-            # processes' commits, retries falling due)
-            deadline = time.monotonic() + POLL_SECONDS
-            while not self._ended.is_set() and (left := deadline - time.monotonic()) > 0:
-                if self.store.events.wait(head, min(left, 0.1)):
-                    break
-            self._ended.clear()
+            # woken by this process's commits that a webhook may see and by
+            # deliveries that end (their webhook may have more by now), else
+            # within POLL_SECONDS (retries falling due, other processes'
+            # commits: on a shared database, by the feed's poller too)
+            if self.store.events.shared:
+                deadline = time.monotonic() + POLL_SECONDS
+                while not self._woken.is_set() and (left := deadline - time.monotonic()) > 0:
+                    if self.store.events.wait(head, min(left, 0.1)):
+                        break
+            else:
+                self._woken.wait(POLL_SECONDS)
+            self._woken.clear()
 
     def step(self):
         """Follow the feed, wake the retries falling due, and start what the
@@ -210,6 +240,7 @@ class Deliverer:
                 return
             if newest:
                 for doc in self.store.webhooks.seeing(list(newest)):
+                    self.watch(doc)
                     # none of its organization's events in (known, tail] (before this run)
                     self._note_clear(doc, self._known(doc))
                     self._wake_if_due(doc)
@@ -260,10 +291,15 @@ class Deliverer:
         another process set), forget the gone, and write the positions
         ADVANCE_BATCH slots behind what is known (in batches: rarely)."""
         self._begin()
-        seen = set()
+        seen, watched, watch_all = set(), set(), False
+        self._added = set()
         for doc in self.store.webhooks.scheduled(_pause):
             key = doc["_id"]
             seen.add(key)
+            if doc.get("organization") is None:
+                watch_all = True
+            else:
+                watched.add(doc["organization"])
             known = self._known(doc)
             if known < self._tail:
                 self._wake_if_due(doc)
@@ -272,13 +308,17 @@ class Deliverer:
         with self._lock:
             for key in set(self._clear) - seen:
                 del self._clear[key]
+        # as found, and what was made meanwhile
+        self._watched = watched | (self._added - {None})
+        self._watch_all = watch_all or None in self._added
 
     def resumed(self, record):
         """A webhook was made active again here: look at it now (other
         processes' sweeps find it within SWEEP_SECONDS)."""
         if self._tail is not None:
+            self.watch(record)
             self._wake(record["id"], record.get("organization"))
-            self._ended.set()  # the loop starts it
+            self._woken.set()  # the loop starts it
 
     # -- fair turns ---------------------------------------------------------------
 
@@ -350,7 +390,7 @@ class Deliverer:
             if again:
                 self._wake(key, org)
             self._schedule()  # the freed slot, to whoever's turn it is, now
-            self._ended.set()
+            self._woken.set()
 
     def _retry_at(self, key, org, when):
         """Wake the webhook at `when` (a stored time)."""

@@ -124,6 +124,10 @@ class EventStore:
         # stored. A collection's first sweep in this process reads which
         # records an earlier process left pending.
         self._pending = {}
+        # Called with each commit's organization (None: of none; ALL: not
+        # known), under the feed's lock: they must only note it (the
+        # webhooks' deliverer wakes for the organizations that have webhooks).
+        self.listeners = []
 
     def indexes(self):
         return [([("key", 1)], {"unique": True}),
@@ -364,6 +368,8 @@ class EventStore:
                 if waiters is not None:
                     waiters.notify_all()
             self._committed.notify_all()
+            for listener in self.listeners:
+                listener(organization)
 
     def wake_all(self):
         """Wake every waiter to look again (a token was revoked): their waits

@@ -65,6 +65,8 @@ class Webhooks(MethodView):
         this once (`Cache-Control: no-store`)."""
         record, secret = get_store().webhooks.create(_checked(body), current_principal().name,
                                                      current_scope())
+        # its organization's commits wake this process's deliverer from now on
+        current_app.extensions["inventory.webhooks"].watch(record)
         return ({**record, "secret": secret}, 201,
                 {"Location": url_for(".Webhook", webhook=record["id"], _external=True)})
 
