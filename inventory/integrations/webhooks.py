@@ -1,7 +1,8 @@
 """The webhooks' deliverer: in each serving process, a loop that follows
-the feed and wakes the webhooks that may see each new event (its
-organization's and the unscoped admins', looked up by organization: other
-tenants' webhooks cost nothing), takes each one's lease in the store (one
+the feed (woken only by commits of organizations that have webhooks) and
+wakes the webhooks that may see each new event (its organization's and the
+unscoped admins', looked up by organization: other tenants' webhooks cost
+nothing), takes each one's lease in the store (one
 deliverer per webhook across workers and instances) when it has something
 to deliver, and POSTs its events in feed order, signed as Standard Webhooks
 says, each until a 2xx within WEBHOOK_TIMEOUT acknowledges it (at least
