@@ -7,9 +7,10 @@ cost it, at 0, 20, 100 and 3,000 of them (150 tenants): the idle service's
 CPU and /healthz (its worst answer is the longest the loop stalled), the
 tenant's write rate, the service's CPU and journal bytes per write (CPU
 holds its meaning on a machine others load too; rates and maxima do not),
-and the rate achieved when it asks for 10 writes/s. `--shape black-holed`: 8 tenants with 20 webhooks each whose
-receivers never answer, writing, beside a ninth tenant with one healthy
-webhook: how long its writes take to arrive.
+and the rate achieved when it asks for 10 writes/s. `--shape black-holed`:
+8 tenants with 20 webhooks each whose receivers never answer, writing,
+beside a ninth tenant with one healthy webhook: how long its writes take to
+arrive.
 
 Served as the Procfile serves it (gunicorn.conf.py, the gevent worker, one
 process, the embedded store in memory). One writer POSTs organizations in a

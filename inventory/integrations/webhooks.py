@@ -108,6 +108,7 @@ class Deliverer:
         self._tail = self._tail_start = None  # the feed followed: up to, and since
         self._newest = {}  # organization: the slot of its newest event followed
         self.started = collections.Counter()  # organization: deliveries started (for the tests)
+        self.passes = 0  # of the loop (for the tests)
         # a commit it may care about, or a delivery ended: look again at once
         self._woken = threading.Event()
         # the organizations with webhooks (as last seen), and whether an
@@ -171,6 +172,7 @@ class Deliverer:
                     continue
                 # before the pass: a commit during it wakes the next
                 head = self.store.events.seen_head
+                self.passes += 1
                 self.follow()
                 if time.monotonic() >= next_sweep:
                     self.sweep()

@@ -371,6 +371,24 @@ def test_other_tenants_writes_cost_a_webhook_no_write(app, client, inventory, st
     assert receiver.received == []
 
 
+def test_commits_of_organizations_without_webhooks_do_not_wake_the_deliverer(
+        client, inventory, receiver, deliverer):
+    theirs = inventory.org(title="has webhooks")
+    make(client, url=receiver.url, organization=theirs["id"])
+    quiet = inventory.org(title="has none")
+    deliver(deliverer)
+    deliverer.start()
+    try:
+        time.sleep(0.2)
+        passes = deliverer.passes
+        for index in range(50):
+            client.patch(f"/organizations/{quiet['id']}", json={"title": f"w{index}"})
+        woken = deliverer.passes - passes
+    finally:
+        deliverer.stop()
+    assert woken <= 3  # its own look, once a second, at most; not once a write
+
+
 def test_a_position_far_behind_is_written_once_in_a_batch(client, inventory, store, receiver,
                                                           deliverer, monkeypatch):
     from inventory.integrations import webhooks as deliveries
