@@ -75,13 +75,12 @@ def main():
     full = poster(app, token, "full")
     for _ in range(count):
         full()
-    empty_cluster = store.clusters.get_doc("empty")["id"]
     empty = poster(app, token, "empty")
     times = {"empty": [], "full": []}
     for _ in range(args.rounds):
         for name, post in (("empty", empty), ("full", full)):
             if name == "empty":  # none again: its scans from the last round go
-                store.scans.delete_of_cluster(empty_cluster)
+                store.scans.delete_under([store.clusters.get_doc("empty")])
             started = time.thread_time()
             for _ in range(args.batch):
                 post()

@@ -75,7 +75,13 @@ class SupportSchema(Schema):
         "is not in the lifecycle data. Computed for today.")})
     ends_on = fields.String(required=True, allow_none=True, metadata={**_DAY, "description": (
         "The first day the status no longer holds (for `supported`, the day it becomes "
-        "`ending`); null when not known or when it does not end.")})
+        "`ending`); null when not known or when it does not end. Filterable "
+        '(`support.ends_on<"+P60D"`: days from today).')})
+    all_ends_on = fields.String(required=True, allow_none=True, metadata={**_DAY, "description": (
+        "When support of any kind ends: the end of extended support where there is one, else "
+        "of standard support (the day it ended, once past); null when the version is not in "
+        "the data or no end is announced. Filterable: "
+        '`support.all_ends_on<="+P60D"` finds what leaves support within 60 days.')})
     lifecycle = fields.Nested(LifecycleSchema, required=True)
 
 

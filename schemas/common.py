@@ -205,6 +205,15 @@ def filter_field(examples, description=FILTER_DESCRIPTION):
                          metadata={"description": description, "examples": examples})
 
 
+def order_by_field(orderings):
+    """`order_by`, among `orderings` (inventory.core.ordering.Orderings)."""
+    return fields.String(
+        validate=validate.Length(max=MAX_ORDER_BY),
+        metadata={"description": ORDER_BY_DESCRIPTION.format(
+            orderings=orderings.describe()).replace("\n", " "),
+            "examples": orderings.examples()})
+
+
 def list_args(name, filter_examples, orderings):
     """The query arguments of one list, with filter examples that list
     accepts, and the orderings (inventory.core.ordering.Orderings) it serves."""
@@ -212,11 +221,7 @@ def list_args(name, filter_examples, orderings):
         "limit": limit_field(),
         "continue_": continue_field(),
         "filter": filter_field(filter_examples),
-        "order_by": fields.String(
-            validate=validate.Length(max=MAX_ORDER_BY),
-            metadata={"description": ORDER_BY_DESCRIPTION.format(
-                orderings=orderings.describe()).replace("\n", " "),
-                "examples": orderings.examples()}),
+        "order_by": order_by_field(orderings),
     })
 
 
@@ -258,6 +263,26 @@ class HealthSchema(BodySchema):
     SCHEMA_NAME = "Health"
     schema_url = schema_url_field(required=True)
     status = fields.String(required=True, metadata={"description": "`ok`.", "examples": ["ok"]})
+
+
+class ServiceIndexSchema(BodySchema):
+    """The answer of `GET /`: where to go from the root."""
+
+    SCHEMA_NAME = "ServiceIndex"
+    schema_url = schema_url_field(required=True)
+    service = fields.String(required=True, metadata={
+        "description": "What this is.", "examples": ["Cluster Inventory Service"]})
+    links = fields.Dict(
+        keys=fields.String(), values=fields.String(metadata={"format": "uri"}), required=True,
+        metadata={
+            "description": "Each path below the root that a GET answers without a parameter, "
+                           "by its name, as an absolute URL: `docs` (the API's reference), "
+                           "`openapi.json` (the OpenAPI document), `schemas` (the JSON "
+                           "Schemas), `healthz`, `readyz`, `events` (the change feed) and each "
+                           "collection.",
+            "examples": [{"docs": "http://localhost:8000/docs",
+                          "openapi.json": "http://localhost:8000/openapi.json",
+                          "kubeclusters": "http://localhost:8000/kubeclusters"}]})
 
 
 class EnvelopeSchema(Schema):

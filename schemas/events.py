@@ -4,6 +4,7 @@ from marshmallow import Schema, fields, validate
 from inventory.resources import event_types
 from inventory.resources.events.spec import ID_LENGTH as EVENT_ID_LENGTH
 from inventory.resources.events.spec import ID_RE as EVENT_ID_RE
+from inventory.resources.events.spec import SPEC as EVENTS
 from schemas.common import (
     FILTER_DESCRIPTION,
     BodySchema,
@@ -11,6 +12,7 @@ from schemas.common import (
     envelope,
     filter_field,
     limit_field,
+    order_by_field,
 )
 from schemas.fields import WholeNumber
 
@@ -69,6 +71,7 @@ class EventListArgsSchema(Schema):
         metadata={"description": "Only the events after this one: the last id a reader saw. "
                                  "410 if the feed no longer keeps it.",
                   "pattern": EVENT_ID_RE.pattern, "maxLength": EVENT_ID_LENGTH})
+    order_by = order_by_field(EVENTS.orderings)
     wait = WholeNumber(
         text=True, validate=validate.Range(min=1, max=MAX_WAIT),
         metadata={"description": f"Seconds (1 to {MAX_WAIT}) to wait for a newer event "

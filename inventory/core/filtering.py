@@ -5,13 +5,14 @@ Grammar (see the README):
     expr       = and_expr { "OR" and_expr }
     and_expr   = term { "AND" term }
     term       = "NOT" term | "(" expr ")" | comparison
-    comparison = field op value | field ":" (value | name)
+    comparison = field op value | field ":" (value | name | "*")
     field      = name { "." name }
     value      = "quoted string" | number | true | false
 
 The design, and why: docs/design/filtering.md"""
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 
 from inventory.core.errors import BadFilter
 
@@ -30,10 +31,21 @@ _TOKEN = re.compile(r"""
   | (?P<op><=|>=|!=|=|<|>|:)
   | (?P<paren>[()])
   | (?P<dot>\.)
+  | (?P<star>\*)
   | (?P<string>")
   | (?P<number>-?\d+(?:\.\d+)?(?![A-Za-z0-9_-]))
   | (?P<word>[A-Za-z0-9_][A-Za-z0-9_-]*)
 """, re.VERBOSE)
+
+class _Present:
+    """The value of `field:*`: the field is present (not absent, not null)."""
+
+    def __repr__(self):
+        return "*"
+
+
+PRESENT = _Present()
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -54,6 +66,37 @@ class Logical:
 @dataclass(frozen=True)
 class Not:
     operand: object
+
+
+# A time relative to now (`occurred_on>="-PT1H"`): a negative ISO 8601
+# duration in weeks, days, hours, minutes and seconds (years and months have
+# no fixed length), at most MAX_BACK_DAYS back.
+_DURATION_BACK = re.compile(r"^-P(?!$)(?:(\d{1,7})W)?(?:(\d{1,7})D)?"
+                            r"(?:T(?!$)(?:(\d{1,9})H)?(?:(\d{1,9})M)?(?:(\d{1,9})S)?)?$")
+MAX_BACK_DAYS = 36_500
+
+
+def duration_back(text):
+    """The timedelta of a relative time (`"-PT1H"`, `"-P30D"`), None when
+    `text` is not one; BadFilter-worthy ValueError past MAX_BACK_DAYS."""
+    match = _DURATION_BACK.match(text) if isinstance(text, str) else None
+    if match is None:
+        return None
+    weeks, days, hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    back = timedelta(weeks=weeks, days=days, hours=hours, minutes=minutes, seconds=seconds)
+    if back > timedelta(days=MAX_BACK_DAYS):
+        raise ValueError(f"a relative time goes back at most {MAX_BACK_DAYS} days")
+    return back
+
+
+def has_relative_time(tree):
+    """Whether a comparison of `tree` holds a relative time (which a walk
+    resolves once, against the instant its first page was asked for)."""
+    if isinstance(tree, Logical):
+        return any(has_relative_time(operand) for operand in tree.operands)
+    if isinstance(tree, Not):
+        return has_relative_time(tree.operand)
+    return isinstance(tree.value, str) and tree.value.startswith("-P") and not tree.prefix
 
 
 def filter_error(message, fragment, position=None):
@@ -231,6 +274,12 @@ class _Parser:
             return token.value == "true", False
         if token.kind == "word" and op == ":":
             return token.value, False  # a bare name: `labels:team`
+        if token.kind == "star":
+            if op != ":":
+                raise filter_error(f"a bare * asks whether a field is present and follows ':' "
+                                   f"(last_scanned_on:*), not {op!r}; a prefix is quoted: "
+                                   '"Acme*"', self.fragment(token), token.start + 1)
+            return PRESENT, False
         raise filter_error("a value (a quoted string, a number, true or false) is expected",
                            self.fragment(token), token.start + 1)
 

@@ -57,6 +57,15 @@ class Cycle:
     standard_ends: datetime.date | None
     extended_ends: datetime.date | None
 
+    @property
+    def all_ends(self):
+        """When support of any kind ends: extended support's end where there
+        is one, else standard's (None: not announced)."""
+        return self.extended_ends or self.standard_ends
+
+    def ends_on(self, day):
+        return self.status(day)[1]
+
     def status(self, day):
         """(status, ends_on) on `day`."""
         if self.standard_ends is None:
@@ -113,9 +122,12 @@ class Lifecycles:
     def _support(self, distribution, minor, day):
         cycle = self.cycles[distribution].get(minor)
         status, ends_on = ("unknown", None) if cycle is None else cycle.status(day)
+        all_ends = cycle and cycle.all_ends
         return {
             "status": status,
             "ends_on": None if ends_on is None else ends_on.isoformat(),
+            # past every support (`unsupported`), the day it ended
+            "all_ends_on": all_ends.isoformat() if all_ends else None,
             "lifecycle": {
                 "distribution": distribution,
                 "minor": minor,
@@ -139,18 +151,26 @@ class Lifecycles:
         whose status on `day` is one of `statuses`: adjacent minors are
         merged, and `unknown` is everything between and around the known
         minors."""
-        bounds = sorted(_minor_range(minor) + (cycle.status(day)[0],)
+        return self.version_ranges_where(
+            distribution, lambda cycle: (cycle.status(day)[0] if cycle else "unknown")
+            in statuses)
+
+    def version_ranges_where(self, distribution, keep):
+        """The version-key ranges, as `version_ranges` makes them, of the
+        minors of `distribution` whose Cycle `keep` keeps (it is given None
+        for the versions not in the data)."""
+        bounds = sorted(_minor_range(minor) + (cycle,)
                         for minor, cycle in self.cycles[distribution].items())
-        pieces, position = [], None  # (low, high, status) covering every key in order
-        for low, high, status in bounds:
+        pieces, position = [], None  # (low, high, cycle) covering every key in order
+        for low, high, cycle in bounds:
             if position != low:
-                pieces.append((position, low, "unknown"))
-            pieces.append((low, high, status))
+                pieces.append((position, low, None))
+            pieces.append((low, high, cycle))
             position = high
-        pieces.append((position, None, "unknown"))
+        pieces.append((position, None, None))
         ranges = []
-        for low, high, status in pieces:
-            if status not in statuses:
+        for low, high, cycle in pieces:
+            if not keep(cycle):
                 continue
             if ranges and ranges[-1][1] == low and low is not None:
                 ranges[-1] = (ranges[-1][0], high)

@@ -60,6 +60,10 @@ class ResourceSpec:
     path: str | None = None  # its collection's path in the API ("kubeclusters")
     id_form: IdForm | None = None
     parent: str | None = None  # the name of the resource it belongs to; deleted with it
+    # with a parent: the field of a record that holds its parent's key
+    # ("key", as the parent is addressed in the store) or its "id"
+    parent_field: str | None = None
+    parent_holds: str = "key"
     event_kind: str | None = None  # the record's name in event types ("kubecluster")
     event_actions: tuple = EVENT_ACTIONS
     filter_fields: dict = field(default_factory=dict)  # API field -> type (inventory.store.query)
@@ -70,6 +74,12 @@ class ResourceSpec:
     indexes: tuple = ()  # ((keys, options), ...): keys as ((field, 1), ...)
     quota_kind: str | None = None  # the organization's quota its records count against
     refuses_parent_delete: bool = True  # False: deleted with its parent even unforced (tokens)
+
+    def __post_init__(self):
+        if (self.parent is None) != (self.parent_field is None):
+            raise ValueError(f"{self.name}: a parent and its parent_field are declared together")
+        if self.parent_holds not in ("key", "id"):
+            raise ValueError(f"{self.name}: parent_holds is 'key' or 'id'")
 
     @property
     def event_types(self):

@@ -180,10 +180,15 @@ def _conditions(query, walked):
 
 
 def _string_test(condition):
-    """A test of a string value for `condition` (a string, or comparisons
-    with strings), or None when it is not one."""
+    """A test of a string value for `condition` (a string, comparisons
+    with strings, or `$in` of strings: a cascade's batch), or None when it
+    is not one."""
     if isinstance(condition, str):
         return lambda value: value == condition
+    members = _strings_in(condition)
+    if members is not None:
+        members = frozenset(members)
+        return lambda value: value in members
     if isinstance(condition, dict) and condition and all(
             op in _COMPARE and isinstance(bound, str) for op, bound in condition.items()):
         tests = [(_COMPARE[op], bound) for op, bound in condition.items()]
@@ -588,11 +593,27 @@ class LockedCollection:
     def keys_having(self, field):
         """The `_id`s of the documents that hold top-level `field`: one pass
         over the dict of documents, no query (the outbox sweep's first look,
-        at start)."""
-        with _LOCK:
-            return [doc["_id"] for doc in
-                    mongomock_internals.documents(self._collection._store).values()
-                    if field in doc]
+        at start; the look for interrupted deletes), in slices of
+        _SLICE_DOCUMENTS that let others in when a slice's time ran out, as
+        a long walk does (100k documents take longer than a hold may). A
+        document written meanwhile is seen as its slice reads it."""
+        found, queued = [], False
+        _LOCK.acquire()
+        try:
+            keys = list(self._documents())
+            slice_ends = time.perf_counter() + _SLICE_SECONDS
+            for start in range(0, len(keys), _SLICE_DOCUMENTS):
+                documents = self._documents()
+                found.extend(key for key in keys[start:start + _SLICE_DOCUMENTS]
+                             if field in documents.get(key, ()))
+                if time.perf_counter() > slice_ends and _LOCK.held_once():
+                    queued = self._let_others_in(queued, long=True)
+                    slice_ends = time.perf_counter() + _SLICE_SECONDS
+        finally:
+            _LOCK.release()
+            if queued:
+                _LONG_WALKS.release()
+        return found
 
     @property
     def uncopied(self):
@@ -625,9 +646,13 @@ class LockedCollection:
                 and _plain_inclusion(projection) else None
             if key is not None:  # by `_id` or an indexed field, as find_one
                 documents, matches = self._documents(), _matcher(filter)
-                found = [_project(documents[candidate], projection, copied) for candidate in key
-                         if candidate in documents and matches(documents[candidate])]
-                return found[:limit] if limit else found
+                found = []
+                for candidate in key:
+                    if candidate in documents and matches(documents[candidate]):
+                        found.append(_project(documents[candidate], projection, copied))
+                        if len(found) == limit:  # a cascade's batch of a large parent
+                            break
+                return found
             return list(self._collection.find(filter, projection, sort=sort, limit=limit,
                                               skip=skip, **kwargs))
 
@@ -760,14 +785,14 @@ class LockedCollection:
             if keys is None:
                 name = "delete_many" if multi else "delete_one"
                 return getattr(self, f"_unkeyed_{name}")(filter, **kwargs)
-            documents, matches, deleted = self._documents(), _matcher(filter, walked="_id"), 0
+            documents, matches, deleted = self._documents(), _matcher(filter, walked="_id"), []
             for key in keys:
                 if key in documents and matches(documents[key]):
-                    self._forget(key, documents.pop(key))
-                    deleted += 1
+                    deleted.append(key)
                     if not multi:
                         break
-            return DeleteResult({"n": deleted, "ok": 1.0}, acknowledged=True)
+            self._forget_many([(key, documents.pop(key)) for key in deleted])
+            return DeleteResult({"n": len(deleted), "ok": 1.0}, acknowledged=True)
 
     def insert_one(self, document, **kwargs):
         """An insert whose unique keys can be checked by key (a string `_id`,
@@ -948,9 +973,28 @@ class LockedCollection:
                                      .values() if info.get("unique") for name, _ in info["key"])
         return self._unique
 
-    def _forget(self, key, document):
+    def _forget_many(self, removed):
+        """`_forget` each of `removed` ((key, document) pairs); keys that lie
+        together in the order (a cluster's scans) leave it in one cut, not
+        one list shift each."""
+        if len(removed) > 1 and self._keys is not None:
+            gone = {key for key, _ in removed}
+            start = bisect.bisect_left(self._keys, min(gone))
+            stop = bisect.bisect_right(self._keys, max(gone))
+            if stop - start <= 2 * len(gone):
+                self._keys[start:stop] = [key for key in self._keys[start:stop]
+                                          if key not in gone]
+                for key, document in removed:
+                    self._forget(key, document, ordered=False)
+                return
+        for key, document in removed:
+            self._forget(key, document)
+
+    def _forget(self, key, document, ordered=True):
+        """Drop a removed document from the caches (`ordered`: from the key
+        order too)."""
         self.writes += 1  # (an expiry too, read under the plain lock)
-        if self._keys is not None:
+        if ordered and self._keys is not None:
             index = bisect.bisect_left(self._keys, key)
             if index < len(self._keys) and self._keys[index] == key:
                 del self._keys[index]
@@ -1005,6 +1049,8 @@ class LockedCollection:
             if field.startswith("$"):
                 continue
             values = [value] if isinstance(value, str) else _strings_in(value)
+            if values is not None and field == "_id":  # the keys themselves: no lookup to build
+                return list(dict.fromkeys(values))
             if values is not None:
                 lookup = self._index_lookup(field)
                 if lookup is not None:  # a cascade's `{parent: {"$in": [...]}}` too

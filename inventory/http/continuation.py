@@ -33,14 +33,20 @@ class ContinuationTokens:
     def _filter_digest(filter_text):
         return hashlib.sha256((filter_text or "").encode()).hexdigest()[:16]
 
-    def encode(self, list_key, filter_text, after, order=""):
-        return self._signer().dumps([list_key, self._filter_digest(filter_text), after, order])
+    def encode(self, list_key, filter_text, after, order="", now=None):
+        """A token continuing after `after`; `now`: the instant the filter's
+        relative times were resolved against (RFC 3339), which the next
+        pages resolve them against too, so that a walk stays exact."""
+        payload = [list_key, self._filter_digest(filter_text), after, order]
+        return self._signer().dumps(payload if now is None else [*payload, now])
 
     def decode(self, token, list_key, filter_text, order=""):
-        """Where the token continues after; a 422 at `query.continue` if it
-        is not a token of this list, filter and order (`order_by`, canonical)."""
+        """(where the token continues after, the instant its filter's
+        relative times were resolved against or None); a 422 at
+        `query.continue` if it is not a token of this list, filter and
+        order (`order_by`, canonical)."""
         try:
-            token_list, digest, after, token_order = self._signer().loads(token)
+            token_list, digest, after, token_order, *rest = self._signer().loads(token)
         except (BadData, ValueError, TypeError):
             raise BadContinuation("Not a continuation token of this service (malformed or "
                                   "tampered with).", token) from None
@@ -48,15 +54,15 @@ class ContinuationTokens:
             raise BadContinuation("The token belongs to another list.", token)
         if digest != self._filter_digest(filter_text):
             raise BadContinuation("The token was made with another filter; "
-                                "pass the same filter with it.", token)
+                                  "pass the same filter with it.", token)
         if token_order != order:
             made = f"with order_by={token_order!r}" if token_order else "without order_by"
             raise BadContinuation(f"The token was made {made}; pass the same order_by "
                                   "with it.", token)
-        if not isinstance(after, str):
+        now = rest[0] if len(rest) == 1 else None
+        if not isinstance(after, str) or len(rest) > 1 or (rest and not isinstance(now, str)):
             raise BadContinuation("Not a continuation token of this service.", token)
-        return after
-
+        return after, now
 
 def init_app(app, config, store):
     if config.SECRET_KEY:

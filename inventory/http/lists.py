@@ -1,8 +1,9 @@
 """What the resource views share: path keys (checked for every route by
 inventory.http.blueprint) and list pages."""
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from inventory.core import filtering
+from inventory.core.ids import now_rfc3339
 from inventory.http.auth import current_scope
 from inventory.http.continuation import tokens
 from inventory.store.pages import PageRequest
@@ -18,15 +19,17 @@ class PageTokens:
     list_key: str
     filter_text: str | None
     order: str = ""
+    now: str | None = None  # what the filter's relative times are back from, carried on
 
     def bound(self, token):
-        """The bound `token` carries; a 422 if it is not one of these pages'."""
+        """(the bound `token` carries, the instant its filter's relative times
+        were resolved against); a 422 if it is not one of these pages'."""
         return tokens().decode(token, self.list_key, self.filter_text, self.order)
 
     def envelope(self, page):
         """The list envelope of `page`, with the token of the page after it."""
         next_token = tokens().encode(self.list_key, self.filter_text, page.next_after,
-                                     self.order) if page.next_after else ""
+                                     self.order, self.now) if page.next_after else ""
         return {"results": page.records, "pagination": {"continue_": next_token}}
 
 
@@ -45,8 +48,11 @@ def page_request(list_key, args, orderings=None):
                        "" if ordering is None else
                        (ordering.reversed() if backwards else ordering).text)
     token = args.get("continue_")
-    return PageRequest(limit, tree, pages.bound(token) if token else None, scope, ordering,
-                       backwards), pages
+    after, now = pages.bound(token) if token else (None, None)
+    if tree is not None and filtering.has_relative_time(tree):
+        # resolved once, for the first page; the next pages carry the instant
+        pages = replace(pages, now=now or now_rfc3339())
+    return PageRequest(limit, tree, after, scope, ordering, backwards, pages.now), pages
 
 
 def list_page(list_key, args, fetch, orderings):

@@ -10,9 +10,9 @@ from inventory.http.auth import current_scope
 from inventory.http.blueprint import Blueprint
 from inventory.http.observability import METRICS_CONTENT_TYPE, metrics_response
 from inventory.http.operations import operation
-from inventory.http.schema_urls import schema_url
+from inventory.http.schema_urls import base_url, schema_url
 from inventory.store import get_store
-from schemas.common import HealthSchema, ReadinessSchema
+from schemas.common import HealthSchema, ReadinessSchema, ServiceIndexSchema
 
 # /schemas/{name}: a schema's name, as in a body's `$schema`
 SCHEMA_NAME = PathKey("name", "A schema's name, as in a body's `$schema`.", "a schema name",
@@ -20,6 +20,35 @@ SCHEMA_NAME = PathKey("name", "A schema's name, as in a body's `$schema`.", "a s
 
 blp = Blueprint("meta", __name__, path_keys=(SCHEMA_NAME,),
                 description="Health, readiness, metrics and JSON Schemas.")
+
+
+@blp.route("/")
+class ServiceIndex(MethodView):
+    @blp.response(200, ServiceIndexSchema)
+    @operation("getServiceIndex", role=None)
+    def get(self):
+        """Where to go from here
+
+        Needs no token: the API's reference (`docs`), the OpenAPI document
+        (`openapi.json`), the JSON Schemas, health, readiness, the change feed
+        and each collection: every path below the root that a GET answers
+        without a parameter, by its name, as an absolute URL."""
+        root = base_url().rstrip("/")  # "" when the host is not allowed: relative links
+        return {"service": "Cluster Inventory Service",
+                "links": {path[1:]: root + path for path in _top_level_paths()}}
+
+
+def _top_level_paths():
+    """Every path one step below the root that a GET answers without a
+    parameter (the docs, the document, health, the feed, each collection),
+    as the routes declare them: a new resource is listed without a word here."""
+    paths = current_app.extensions.get("inventory.http.top_level_paths")
+    if paths is None:
+        paths = current_app.extensions["inventory.http.top_level_paths"] = sorted(
+            rule.rule for rule in current_app.url_map.iter_rules()
+            if rule.rule.count("/") == 1 and rule.rule != "/" and not rule.arguments
+            and "GET" in rule.methods)
+    return paths
 
 
 @blp.route("/healthz")

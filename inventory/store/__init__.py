@@ -6,6 +6,8 @@ else living and dying with this process.
 """
 import logging
 import secrets
+import threading
+import time
 
 import pymongo
 import pymongo.collection
@@ -15,12 +17,15 @@ from flask import current_app
 from pymongo import ASCENDING
 
 from inventory.core.caps import DEFAULT_QUOTAS, ENVELOPE_CLUSTERS, ENVELOPE_SCANS
-from inventory.core.errors import Unavailable
+from inventory.core.errors import HasChildren, Unavailable
+from inventory.store.base import DELETING
 from inventory.store.events import OUTBOX_SINCE, EventStore
 from inventory.store.idempotency import IdempotencyStore
 from inventory.store.quotas import Quotas
 
 log = logging.getLogger(__name__)
+
+DELETES_SWEEP_SECONDS = 30.0  # between two looks for deletes no process is finishing
 
 # The store's own collections' indexes; each resource declares its own (its spec).
 INDEXES = {
@@ -138,8 +143,10 @@ class Store:
         for resource in self.listed():
             for keys in resource.order_indexes():
                 resource.collection.create_index(keys)
-            # the sweeper's query: records with events not yet in the feed
+            # the sweepers' queries: records with events not yet in the feed,
+            # records a delete marked
             resource.collection.create_index([(OUTBOX_SINCE, ASCENDING)], sparse=True)
+            resource.collection.create_index([(DELETING, ASCENDING)], sparse=True)
         self.organizations.quotas.count_uncounted()  # written before quotas existed
         declared = {resource.collection.name: [field for _, field in resource.kept_orderings()]
                     for resource in self.listed()}
@@ -164,6 +171,42 @@ class Store:
 
     def listed(self):
         return tuple(self.resources)
+
+    def finish_interrupted_deletes(self, only=None):
+        """Finish the deletes that no process is finishing (records left
+        marked: their process died, or its store failed midway), parents
+        first, each as it was asked (a forced delete's cascade completes; an
+        unforced delete of a record that has children is undone, as it
+        would have been). `only`: just these (resource, key) pairs, those
+        marked at an earlier look. Answers the pairs marked now."""
+        found = set()
+        for resource in self.listed():
+            for doc in resource.marked(self.events.shared):
+                found.add((resource.spec.name, doc["_id"]))
+                if only is not None and (resource.spec.name, doc["_id"]) not in only:
+                    continue
+                log.warning("Finishing an interrupted delete of %s %r.", resource.kind,
+                            doc["_id"])
+                try:
+                    resource.finish_delete(doc)
+                except HasChildren:
+                    pass  # an unforced delete's, restored
+        return found
+
+    def start_finishing_deletes(self):
+        """In this process, for its life: finish interrupted deletes. The
+        embedded store's at once (what is marked at start, an earlier process
+        left); then every DELETES_SWEEP_SECONDS those still marked since the
+        last look (a delete under way is left to its request)."""
+        def run():
+            seen = None if not self.events.shared else set()
+            while True:
+                try:
+                    seen = self.finish_interrupted_deletes(seen)
+                except Exception:  # the database may be away; try again later
+                    log.exception("Finishing interrupted deletes failed; trying again later.")
+                time.sleep(DELETES_SWEEP_SECONDS)
+        threading.Thread(target=run, name="delete-finisher", daemon=True).start()
 
     def envelope(self):
         """On the embedded store, {"clusters", "scans", "within"}: its size
@@ -203,8 +246,9 @@ def init_app(app, config, resources):
                   config.QUOTA_UNSCOPED_WEBHOOKS)
     store.events.shared = not config.embedded  # other workers and instances write it too
     app.extensions["inventory.store"] = store
-    if config.ANNOUNCE:  # serving: publish the events of writers that died
+    if config.ANNOUNCE:  # serving: publish the events of writers that died, finish their deletes
         store.events.start_sweeping()
+        store.start_finishing_deletes()
     if config.embedded:
         store.create_indexes(unless_known=True)  # no release step runs for it
         if config.journaled:

@@ -32,14 +32,20 @@ from inventory.store.order_keys import order_key
 from inventory.store.pages import all_of
 from inventory.store.query import FilterCompiler
 
-DELETING = "_deleting"
+DELETING = "_deleting"  # True: marked by a delete; FORCED: by a forced one or its cascade
+FORCED = "forced"
 LIVE = {DELETING: {"$exists": False}}
+# what a delete reads of the records it removes (children are found by `_id` or `id`)
+_CASCADED = {"_id": 1, "id": 1, "organization": 1, DELETING: 1}
 REVISION = "_rev"  # changes with every write: the record's ETag
 
 # Above what the schemas allow a record to grow to: a last guard on the
 # merged result of updates.
 MAX_RECORD_BYTES = 128 * 1024
 UPDATE_ATTEMPTS = 10  # read-check-write rounds before an update gives up (409)
+# Records one step of a forced delete removes: each write (a mark, a delete
+# of a batch's children) stays small, however large the subtree.
+CASCADE_BATCH = 100
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -285,11 +291,11 @@ class ResourceStore:
         """The page `request` (an inventory.store.pages.PageRequest) asks for."""
         return pages.walk(self.shown, request, self.to_api,
                           field=self.order_field(request.ordering),
-                          query=self.compile_filter(request.tree),
+                          query=self.compile_filter(request.tree, request.now),
                           scope_query=self.scope_filter(request.scope), visible=LIVE)
 
-    def compile_filter(self, tree):
-        return self.filter_compiler.compile(tree) if tree is not None else {}
+    def compile_filter(self, tree, now=None):
+        return self.filter_compiler.compile(tree, now) if tree is not None else {}
 
     # -- writes -----------------------------------------------------------
 
@@ -413,8 +419,7 @@ class ResourceStore:
 
     # -- deletes ----------------------------------------------------------
 
-    children = ()       # the ResourceStores of the records below this one, set by Store
-    child_field = None  # the field of a child that holds this record's `_id`
+    children = ()  # the ResourceStores of the records below this one, set by Store
 
     def configure(self, settings):
         """Take this store's settings from the store's (a dict); most have none."""
@@ -423,14 +428,29 @@ class ResourceStore:
         # a child that does not refuse its parent's delete (tokens) just goes with it
         return [child for child in self.children if child.spec.refuses_parent_delete]
 
-    def has_children(self, stored_key):
-        return self._first_child_kind(stored_key) is not None
+    def has_children(self, parent):
+        return self._first_child_kind(parent) is not None
 
-    def _first_child_kind(self, stored_key):
+    def _first_child_kind(self, parent):
         for child in self._blocking_children():
-            if child.collection.find_one({self.child_field: stored_key}, {"_id": 1}):
+            if child.has_records_under(parent):
                 return child.kind
         return None
+
+    def _parent_value(self, parent):
+        """What this resource's `parent_field` holds of `parent` (a stored document)."""
+        return parent["_id"] if self.spec.parent_holds == "key" else parent["id"]
+
+    def has_records_under(self, parent):
+        """Whether a record of this resource belongs to `parent` (a stored document)."""
+        return self.collection.find_one({self.spec.parent_field: self._parent_value(parent)},
+                                        {"_id": 1}) is not None
+
+    def delete_under(self, parents):
+        """Delete every record of this resource below `parents` (stored
+        documents), and everything below them."""
+        self.delete_where({self.spec.parent_field: {
+            "$in": [self._parent_value(parent) for parent in parents]}})
 
     def organization_of_new(self, requested, scope):
         """The organization a new record of a caller confined to `scope` (or
@@ -457,81 +477,96 @@ class ResourceStore:
         """Delete the record at `key`; with children, only when `force`d; with
         `revisions` (If-Match), only if it is still at one of them. A record
         marked by an interrupted delete is finished."""
-        doc = self.collection.find_one(self.match(key, scope, live=False),
-                                       {"_id": 1, REVISION: 1, DELETING: 1})
+        doc = self.collection.find_one(self.match(key, scope, live=False), _CASCADED)
         if doc is None:
             raise NotFound(f"No {self.kind} {key!r}.")
-        stored_key = doc["_id"]
         if doc.get(DELETING):
-            return self._finish_delete(stored_key, force)
-        guard = {"_id": stored_key}
+            return self.finish_delete(doc, force)
+        guard = {"_id": doc["_id"]}
         if revisions is not None:
             guard[REVISION] = {"$in": revisions}
         if not force:
-            self._refuse_with_children(stored_key)
+            self._refuse_with_children(doc)
         # Matching the revision in the mark makes the If-Match check and the
         # delete's first write one atomic operation.
-        if self.mark_deleting(guard) == 0:
-            current = self.collection.find_one({"_id": stored_key}, {DELETING: 1})
+        if self.mark_deleting(guard, forced=force) == 0:
+            current = self.collection.find_one({"_id": doc["_id"]}, _CASCADED)
             if current is not None and current.get(DELETING):
-                return self._finish_delete(stored_key, force)  # another delete got there first
+                return self.finish_delete(current, force)  # another delete got there first
             if revisions is not None and current is not None:
                 raise StaleRevision(f"The {self.kind} has changed since that ETag; "
                                     "read it again.")
             raise NotFound(f"No {self.kind} {key!r}.")
         if not force:
             try:  # a child may have been created between the check and the mark
-                self._refuse_with_children(stored_key)
+                self._refuse_with_children(doc)
             except HasChildren:
-                self._unmark(stored_key)
+                self._unmark(doc["_id"])
                 raise
-        self.delete_where({"_id": stored_key})
+        self._remove_marked([doc])
 
-    def _finish_delete(self, stored_key, force):
-        """A repeated DELETE of a record an earlier one marked: finish it. Only
-        a forced delete takes children with it; without force, a record that
-        has children is restored (the step the interrupted delete would have
-        taken) and the answer is 409."""
-        if not force and self.has_children(stored_key):
-            self._unmark(stored_key)
-            self._refuse_with_children(stored_key)
-        self.delete_where({"_id": stored_key})
+    def finish_delete(self, doc, force=False):
+        """Finish the delete that marked `doc` (a repeated DELETE, or the
+        sweep of interrupted ones). A record a forced delete marked is
+        finished as forced, whoever repeats it: its subtree is already
+        partly gone. Without force, a record that has children is restored
+        (the step the interrupted delete would have taken) and the answer is 409."""
+        if not force and doc.get(DELETING) != FORCED and self.has_children(doc):
+            self._unmark(doc["_id"])
+            self._refuse_with_children(doc)
+        self._remove_marked([doc])
 
     def _unmark(self, stored_key):
-        self.collection.update_one({"_id": stored_key}, {"$unset": {DELETING: ""}})
+        # only an unforced delete's mark: a forced delete is never undone
+        self.collection.update_one({"_id": stored_key, DELETING: True},
+                                   {"$unset": {DELETING: ""}})
 
-    def _refuse_with_children(self, stored_key):
-        kind = self._first_child_kind(stored_key)
+    def _refuse_with_children(self, doc):
+        kind = self._first_child_kind(doc)
         if kind is not None:
-            raise HasChildren(f"The {self.kind} {stored_key!r} has {kind}s; "
+            raise HasChildren(f"The {self.kind} {doc['_id']!r} has {kind}s; "
                               "delete them first or pass force=true.")
 
     def delete_where(self, query):
-        """Delete the matching records and everything below them: the
-        children first, then each record's `deleted` event, then the records;
-        what they counted against their organizations' quotas is freed."""
-        self.mark_deleting(query)
-        announced = self.events is not None and self.removal_events
-        if not self.children and self.quota_kind is None and not announced:
-            self.collection.delete_many({**query, DELETING: True})
-            return
-        docs = list(self.collection.find(query, {"_id": 1, "id": 1, "organization": 1}))
-        if self.children:
-            self.delete_children(docs)
-        if announced:
-            for doc in self.collection.find({**query, DELETING: True}):
+        """Delete the records matching `query` and everything below them (a
+        forced delete's cascade), CASCADE_BATCH records at a time: each
+        batch is marked, its children deleted, its records' `deleted`
+        events written and the records removed, before the next is read.
+        Every write is of one batch's size, so none holds the store long,
+        and the embedded store lets other requests run between them (its
+        lock's turns). A process that dies midway leaves marked records,
+        which `finish_delete` completes."""
+        while True:
+            docs = self.collection.find(query, _CASCADED, limit=CASCADE_BATCH)
+            if not docs:
+                return
+            self.mark_deleting({"_id": {"$in": [doc["_id"] for doc in docs]}}, forced=True)
+            self._remove_marked(docs)
+
+    def _remove_marked(self, docs):
+        """Remove marked records (stored documents with `_CASCADED`'s
+        fields): their children first, then each record's `deleted` event,
+        then the records; what they counted against their organizations'
+        quotas is freed."""
+        for child in self.children:
+            child.delete_under(docs)
+        keys = [doc["_id"] for doc in docs]
+        marked = {"_id": keys[0] if len(keys) == 1 else {"$in": keys}, DELETING: {"$exists": True}}
+        if self.events is not None and self.removal_events:
+            for doc in self.collection.find(marked):
                 self._record_removal(doc)
         if self.quota_kind is None:
-            self.collection.delete_many({**query, DELETING: True})
+            self.collection.delete_many(marked)
             return
         by_org = {}
         for doc in docs:
             by_org.setdefault(doc.get("organization"), []).append(doc["_id"])
-        for org_id, keys in by_org.items():
+        for org_id, org_keys in by_org.items():
             # what this delete removed, not what it found: two deleters of
             # one record free it once
             deleted = self.collection.delete_many(
-                {"_id": keys[0] if len(keys) == 1 else {"$in": keys}, DELETING: True})
+                {"_id": org_keys[0] if len(org_keys) == 1 else {"$in": org_keys},
+                 DELETING: {"$exists": True}})
             if org_id is not None:
                 self.quotas.freed(org_id, self.quota_kind, deleted.deleted_count)
 
@@ -544,20 +579,27 @@ class ResourceStore:
             outboxed = self.with_event(doc, "deleted", key)
             # conditional on the outbox read: the sweeper may be emptying it
             if self.collection.update_one(
-                    {"_id": doc["_id"], DELETING: True, OUTBOX: doc.get(OUTBOX)},
+                    {"_id": doc["_id"], DELETING: {"$exists": True}, OUTBOX: doc.get(OUTBOX)},
                     {"$set": {OUTBOX: outboxed[OUTBOX], OUTBOX_SINCE: outboxed[OUTBOX_SINCE]}}
                     ).matched_count:
                 break
-            doc = self.collection.find_one({"_id": doc["_id"], DELETING: True})
+            doc = self.collection.find_one({"_id": doc["_id"], DELETING: {"$exists": True}})
         if doc is not None:
             self.publish(doc["_id"])
 
-    def delete_children(self, docs):
-        if docs:
-            for child in self.children:
-                child.delete_where({self.child_field: {"$in": [d["_id"] for d in docs]}})
+    def marked(self, shared):
+        """The records a delete has marked and not yet removed (with
+        `_CASCADED`'s fields). `shared` (MongoDB): the sparse index on the
+        mark serves the query; else the embedded store's one pass over its
+        documents (mongomock's matcher would take a second at 100k)."""
+        if shared:
+            return self.collection.find({DELETING: {"$exists": True}}, _CASCADED)
+        keys = self.collection.keys_having(DELETING)
+        return self.collection.find({"_id": {"$in": keys}}, _CASCADED) if keys else []
 
-    def mark_deleting(self, query):
-        """Mark the live records matching `query`; how many were marked."""
+    def mark_deleting(self, query, forced=False):
+        """Mark the live records matching `query` (`forced`: by a forced
+        delete or its cascade); how many were marked."""
         return self.collection.update_many({**query, **LIVE},
-                                           {"$set": {DELETING: True}}).modified_count
+                                           {"$set": {DELETING: FORCED if forced else True}}
+                                           ).modified_count

@@ -244,14 +244,19 @@ class EventStore:
         in feed order, read by the walk every list uses. Its window is the
         settled run after the bound: at most MAX_EXAMINED slots, never past
         an unfilled one."""
-        query = self.compile_filter(request.tree)  # a bad filter is refused on an empty feed too
+        # a bad filter is refused on an empty feed too
+        query = self.compile_filter(request.tree, request.now)
+        scope_query = {"organization": request.scope} if request.scope is not None else None
+        if request.backwards:  # newest first: every filled slot, read as any list is
+            page = pages.walk(self.collection, request, self._to_api, query=query,
+                              scope_query=scope_query, visible=VISIBLE)
+            return FeedPage(page.records, page.next_after, None)
         end, at_head = self._settled_end(request.after)
         if end is None or end == request.after:
             return FeedPage([], None, request.after)
         page = pages.walk(
             self.collection, request, self._to_api, query=query,
-            scope_query={"organization": request.scope} if request.scope is not None else None,
-            visible=VISIBLE, upper=_next_slot_id(end),
+            scope_query=scope_query, visible=VISIBLE, upper=_next_slot_id(end),
             # the next page starts after the run's end unless it is the newest slot
             window=(None if at_head else end,))
         return FeedPage(page.records, page.next_after, end)
@@ -290,8 +295,8 @@ class EventStore:
         what a wait for the next commit waits after."""
         return self._head or ""
 
-    def compile_filter(self, tree):
-        return self.filter_compiler.compile(tree) if tree is not None else None
+    def compile_filter(self, tree, now=None):
+        return self.filter_compiler.compile(tree, now) if tree is not None else None
 
     def _settled_end(self, after):
         """(the last slot of the contiguous run after `after`, within

@@ -28,6 +28,7 @@ class PageRequest:
     scope: str | None = None  # the caller's organization; None: all
     ordering: Ordering | None = None  # a declared ordering; None: key order
     backwards: bool = False  # walk the ordering's reverse
+    now: str | None = None  # RFC 3339: what the filter's relative times are back from
 
 
 @dataclass

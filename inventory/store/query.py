@@ -6,9 +6,11 @@ tree's structure; a value from the user is only ever a literal operand
 match (`"Acme*"`) becomes a range (`$gte "Acme"`, `$lt "Acmf"`) rather than
 a regex, so there is nothing to escape and the index can serve it.
 """
-from datetime import datetime
+import operator
+import re
+from datetime import date, datetime, timedelta, timezone
 
-from inventory.core.filtering import Logical, Not, filter_error
+from inventory.core.filtering import PRESENT, Logical, Not, duration_back, filter_error
 from inventory.core.ids import rfc3339
 from inventory.core.labels import LABEL_KEY_RE
 
@@ -43,6 +45,29 @@ def _timestamp(text):
     return rfc3339(moment)
 
 
+_DAY_COMPARE = {"=": operator.eq, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+                ">=": operator.ge}
+_DAYS_FROM_TODAY = re.compile(r"^([+-])P(?!$)(?:(\d{1,5})W)?(?:(\d{1,5})D)?$")
+
+
+def _day_value(node):
+    """The day a support date is compared with: `"2027-01-31"`, or a signed
+    ISO 8601 duration in weeks and days from today (`"+P60D"`, `"-P1W"`)."""
+    if isinstance(node.value, str):
+        relative = _DAYS_FROM_TODAY.match(node.value)
+        if relative is not None:
+            sign, weeks, days = relative.groups()
+            offset = timedelta(weeks=int(weeks or 0), days=int(days or 0))
+            return today() + offset if sign == "+" else today() - offset
+        try:
+            if len(node.value) == 10:
+                return date.fromisoformat(node.value)
+        except ValueError:
+            pass
+    raise filter_error(f"{node.field} is a day: {node.value!r} is not one; write "
+                       '"2027-01-31", or "+P60D" for days from today', node.text, node.position)
+
+
 def _successor(prefix):
     """The least string greater than every string starting with `prefix`."""
     while prefix:
@@ -64,13 +89,15 @@ class FilterCompiler:
         self.fields = fields
         self.stored_name = stored_name
 
-    def compile(self, tree):
+    def compile(self, tree, now=None):
+        """The query of `tree`; `now` (RFC 3339, None: this moment) is the
+        instant relative times (`"-PT1H"`) are resolved against."""
         if isinstance(tree, Logical):
             return {"$and" if tree.op == "AND" else "$or":
-                    [self.compile(operand) for operand in tree.operands]}
+                    [self.compile(operand, now) for operand in tree.operands]}
         if isinstance(tree, Not):
-            return {"$nor": [self.compile(tree.operand)]}
-        return self._comparison(tree)
+            return {"$nor": [self.compile(tree.operand, now)]}
+        return self._comparison(tree, now)
 
     def _field_type(self, node):
         field = node.field
@@ -84,16 +111,21 @@ class FilterCompiler:
         known = ", ".join(sorted(self.fields))
         raise filter_error(f"unknown field {field!r} (fields: {known})", node.text, node.position)
 
-    def _comparison(self, node):
+    def _comparison(self, node, now=None):
         kind = self._field_type(node)
+        if node.value is PRESENT:
+            return self._present(node, kind)
         if kind == "labels":
             return self._has_label(node)
         if kind == "support_status":
             return self._support_status(node)
+        if kind == "support_date":
+            return self._support_date(node)
         path = self.stored_name(node.field)
         if node.prefix and node.op not in ("=", "!=", ":"):
             raise filter_error("a prefix (*) works only with =, != and :", node.text, node.position)
-        value = getattr(self, f"_{kind}_value")(node)
+        value = self._timestamp_value(node, now) if kind == "timestamp" else \
+            getattr(self, f"_{kind}_value")(node)
         if node.prefix:
             low, high = value
             bounds = {"$gte": low, **({"$lt": high} if high is not None else {})}
@@ -103,6 +135,20 @@ class FilterCompiler:
         if node.op == "!=":
             return {path: {"$ne": value}}
         return {path: {_RANGE_OPS[node.op]: value}}
+
+    def _present(self, node, kind):
+        """`field:*`: the field holds a value (a record that lacks it, or
+        holds null, does not match; `NOT field:*` finds those). For
+        `labels:*`, at least one label."""
+        if kind == "support_status":
+            raise filter_error("support.status is always present; compare it with a status",
+                               node.text, node.position)
+        if kind == "support_date":
+            return self._support_date(node)
+        path = self.stored_name(node.field)
+        if kind == "labels":
+            return {"$and": [{path: {"$ne": None}}, {path: {"$ne": {}}}]}
+        return {path: {"$ne": None}}
 
     def _has_label(self, node):
         if node.op != ":" or not isinstance(node.value, str) or node.prefix:
@@ -139,6 +185,41 @@ class FilterCompiler:
             return _NOTHING
         return clauses[0] if len(clauses) == 1 else {"$or": clauses}
 
+    def _support_date(self, node):
+        """`support.ends_on` and `support.all_ends_on` are computed too (the
+        first for today): compiled, per distribution, into the ranges of
+        version keys whose minor's date passes the comparison. A version
+        without the date (not in the data, or no end announced) compares
+        as null: only `!=` and `NOT ...:*` find it."""
+        field = node.field.removeprefix("support.")
+        if node.value is PRESENT:
+            passes = lambda date: date is not None  # noqa: E731
+        else:
+            if node.op == ":" or node.prefix:
+                raise filter_error(f"{node.field} compares with = != < <= > >= and a day "
+                                   '("2027-01-31", or "+P60D": days from today)',
+                                   node.text, node.position)
+            wanted = _day_value(node)
+            if node.op == "!=":
+                passes = lambda date: date != wanted  # noqa: E731
+            else:
+                compare = _DAY_COMPARE[node.op]
+                passes = lambda date: date is not None and compare(date, wanted)  # noqa: E731
+        day = today()
+        clauses = []
+        for distribution in DISTRIBUTIONS:
+            def keep(cycle):
+                date = None if cycle is None else (
+                    cycle.ends_on(day) if field == "ends_on" else cycle.all_ends)
+                return passes(date)
+            for low, high in LIFECYCLES.version_ranges_where(distribution, keep):
+                bounds = {op: key for op, key in (("$gte", low), ("$lt", high)) if key}
+                clauses.append({DISTRIBUTION_FIELD: {"$eq": distribution},
+                                **({VERSION_KEY_FIELD: bounds} if bounds else {})})
+        if not clauses:
+            return _NOTHING
+        return clauses[0] if len(clauses) == 1 else {"$or": clauses}
+
     def _mismatch(self, node, wanted):
         return filter_error(f"{node.field} is {wanted}; {node.value!r} is not",
                             node.text, node.position)
@@ -148,14 +229,25 @@ class FilterCompiler:
             raise self._mismatch(node, "a string: quote the value")
         return (node.value, _successor(node.value)) if node.prefix else node.value
 
-    def _timestamp_value(self, node):
+    def _timestamp_value(self, node, now=None):
         if not isinstance(node.value, str):
             raise self._mismatch(node, "an RFC 3339 timestamp in quotes")
         if node.prefix:  # "2026-11*": the stored form starts the same way
             return node.value, _successor(node.value)
+        try:
+            back = duration_back(node.value)
+        except ValueError as error:
+            raise filter_error(str(error), node.text, node.position) from None
+        if back is not None:  # "-PT1H": back from `now`
+            moment = datetime.fromisoformat(now.replace("Z", "+00:00")) if now else \
+                datetime.now(timezone.utc)
+            return rfc3339(moment - back)
         instant = _timestamp(node.value)
         if instant is None:
-            raise self._mismatch(node, 'an RFC 3339 timestamp such as "2026-11-01T00:00:00Z"')
+            raise self._mismatch(node, 'an RFC 3339 timestamp such as "2026-11-01T00:00:00Z", '
+                                       'or a time back from now such as "-PT1H" or "-P30D" '
+                                       "(a negative ISO 8601 duration in weeks, days, hours, "
+                                       "minutes and seconds)")
         return instant
 
     def _integer_value(self, node):

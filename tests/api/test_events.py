@@ -151,7 +151,41 @@ def test_the_feed_filters_by_type_subject_and_actor(client, inventory):
     assert feed(client, filter='actor="someone-else"') == []
 
 
+@pytest.mark.parametrize("order_by", ["occurred_on desc", "id desc"])
+def test_newest_first_is_the_feed_reversed_page_by_page(client, inventory, order_by):
+    for index in range(7):
+        inventory.org(title=f"O{index}")
+    oldest_first = [event["id"] for event in feed(client, limit=100)]
+    newest_first, token = [], ""
+    while True:
+        answer = client.get("/events", query_string={
+            "order_by": order_by, "limit": 3, "continue": token}).get_json()
+        newest_first += [event["id"] for event in answer["results"]]
+        token = answer["pagination"]["continue"]
+        if not token:
+            break
+    assert newest_first == oldest_first[::-1]
+    titles = [event["object"]["title"] for event in feed(
+        client, order_by=order_by, limit=2, filter='type="organization.created"')]
+    assert titles == ["O6", "O5"]
+
+
+def test_the_last_hour_is_one_request(client, inventory, store):
+    inventory.org(title="Old")
+    old = feed(client)[-1]
+    # as if made two hours ago
+    store.events.collection.update_one(
+        {"_id": old["id"].removeprefix("evt_")},
+        {"$set": {"occurred_on": "2000-01-01T00:00:00.000Z"}})
+    inventory.org(title="New")
+    recent = feed(client, filter='occurred_on>="-PT1H"', order_by="occurred_on desc")
+    assert [event["object"]["title"] for event in recent] == ["New"]
+
+
 @pytest.mark.parametrize("params, location", [
+    ({"order_by": "occurred_on desc", "after": "evt_0000000000000001"}, "query.after"),
+    ({"order_by": "id desc", "wait": 5}, "query.wait"),
+    ({"order_by": "type"}, "query.order_by"),
     ({"after": "evt_xyz"}, "query.after"),
     ({"after": "evt_0000000000000001", "continue": "abc"}, "query.after"),
     ({"wait": 0}, "query.wait"),

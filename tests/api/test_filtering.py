@@ -1,5 +1,6 @@
 """The record filter: parsing, compiling and results, on every list."""
 import json
+import time
 
 import mongomock_ng
 import pytest
@@ -70,6 +71,14 @@ def names(client, path, flt, key="name"):
     ("last_scanned_on>=400", ["alpha"]),
     ('name="nothing"', []),
     ('environment="production*" AND NOT name="alpha"', ["bravo", "echo"]),
+    # presence: `field:*` holds a value; NOT: absent or null ("never scanned")
+    ("last_scanned_on:*", ["alpha"]),
+    ("NOT last_scanned_on:*", ["bravo", "charlie", "delta", "echo"]),
+    ("endpoint:*", []),
+    ("labels:*", ["alpha", "bravo", "delta", "echo"]),
+    ("NOT labels:*", ["charlie"]),
+    ("labels.tier:*", ["bravo", "echo"]),
+    ('environment="production" AND NOT last_scanned_on:*', ["bravo", "echo"]),
 ])
 def test_cluster_filters(client, estate, flt, expected):
     assert names(client, "/kubeclusters", flt) == expected
@@ -128,6 +137,9 @@ def test_scan_filters(client, estate, flt, expected):
     ('labels.$where="1"', "$"),                      # not a label key
     ('environment:{"$ne": null}', "{"),              # no operator smuggling
     ("and=1", "and=1"),                              # keywords are upper case: unknown field
+    ("name=*", "*"),                                 # a bare * follows ':' only
+    ("support.status:*", "support.status:*"),        # computed: always present
+    ("colour:*", "colour:*"),                        # unknown field, present or not
     ("", None),                                      # empty is "no filter", see below
 ])
 def test_bad_cluster_filter_is_422_at_query_filter(client, estate, flt, fragment):
@@ -276,3 +288,38 @@ def test_random_valid_trees_are_a_422_or_a_safe_query(text):
 def test_random_filters_through_http_never_500(client, text):
     response = client.get("/kubeclusters", query_string={"filter": text})
     assert response.status_code in (200, 422), response.get_json()
+
+
+def test_a_relative_time_is_resolved_once_for_a_whole_walk(client, inventory, monkeypatch):
+    """`created_on<"-PT0S"`: made before the first page was asked for. Records
+    made between two pages do not join the walk: the token carries the
+    instant the first page resolved it against."""
+    from inventory.http import lists
+
+    for index in range(4):
+        inventory.org(title=f"Before{index}")
+    time.sleep(0.005)  # instants are in milliseconds: none shared with a record
+    # the first resolution is the real now; any later one would take in everything
+    instants = iter([lists.now_rfc3339(), "2200-01-01T00:00:00.000Z"])
+    monkeypatch.setattr(lists, "now_rfc3339", lambda: next(instants))
+    first = client.get("/organizations", query_string={
+        "filter": 'created_on<"-PT0S"', "limit": 2}).get_json()
+    time.sleep(0.005)
+    for index in range(3):
+        inventory.org(title=f"After{index}")
+    rest, token = [], first["pagination"]["continue"]
+    while token:
+        page = client.get("/organizations", query_string={
+            "filter": 'created_on<"-PT0S"', "limit": 2, "continue": token}).get_json()
+        rest += page["results"]
+        token = page["pagination"]["continue"]
+    assert [org["title"] for org in first["results"] + rest] == [f"Before{i}" for i in range(4)]
+    assert next(instants) == "2200-01-01T00:00:00.000Z"  # resolved once: the first page's
+
+
+@pytest.mark.parametrize("flt", ['created_on>="-P1Y"', 'created_on>="-P"', 'created_on>="-PT"',
+                                 'created_on>="-P99999999D"', 'created_on>="-PT1H*"',
+                                 'created_on>="+PT1H"'])
+def test_a_bad_relative_time_is_422(client, flt):
+    assert_problem(client.get("/organizations", query_string={"filter": flt}), 422,
+                   "query.filter")

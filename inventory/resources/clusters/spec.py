@@ -7,7 +7,9 @@ from inventory.core.spec import AUDIT_FIELDS, IdForm, PathKey, ResourceSpec
 ID = IdForm("k8scl")
 
 SPEC = ResourceSpec(
-    name="clusters", kind="cluster", path="kubeclusters", parent="platforms", id_form=ID,
+    name="clusters", kind="cluster", path="kubeclusters",
+    parent="platforms", parent_field="platform",
+    id_form=ID,
     path_key=PathKey("cluster", "The cluster's name (slug) or id (`k8scl_` + UUID).",
                      f"a cluster name (an RFC 1123 DNS label) or id ({ID.described})",
                      (SLUG_RE, ID.pattern), max(SLUG_LENGTH, ID.max_length)),
@@ -16,7 +18,8 @@ SPEC = ResourceSpec(
                    "organization": "string", "environment": "string",
                    "version": "version", "title": "string", "description": "string",
                    "labels": "labels", "last_scanned_on": "integer", "endpoint": "string",
-                   "support.status": "support_status", **AUDIT_FIELDS},
+                   "support.status": "support_status", "support.ends_on": "support_date",
+                   "support.all_ends_on": "support_date", **AUDIT_FIELDS},
     read_defaults={"last_scanned_on": None, "endpoint": None},
     orderings=Orderings.of("name", "environment", "version", "created_on", "last_modified_on",
                            "last_scanned_on", "environment, version",

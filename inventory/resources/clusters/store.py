@@ -171,11 +171,6 @@ class ClusterStore(ResourceStore):
                 return value
         return value_of
 
-    def delete_children(self, docs):
-        (scans,) = self.children
-        for doc in docs:
-            scans.delete_of_cluster(doc["id"])
-
     def record_scan_time(self, cluster, scanned_on):
         """Raise the `last_scanned_on` of this very cluster (by id, not by a
         name another cluster may have taken since) to `scanned_on`; False if

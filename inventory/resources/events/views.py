@@ -109,8 +109,10 @@ class Events(MethodView):
     def get(self, args):
         """List the change feed, wait for it, or stream it
 
-        Oldest first. Resume from the last id seen with `after` (or, for a
-        stream, `Last-Event-ID`): every later event comes exactly once. With
+        Oldest first; `order_by=occurred_on desc` (or `id desc`) lists the
+        newest first (pages to read, without `after`, `wait` or a stream).
+        Resume from the last id seen with `after` (or, for a stream,
+        `Last-Event-ID`): every later event comes exactly once. With
         `wait`, an answer with no newer event waits for one. With `Accept:
         text/event-stream`, Server-Sent Events: a comment at least every 15 s,
         the stream ending after 300 s (reconnect with `Last-Event-ID`); past
@@ -120,7 +122,19 @@ class Events(MethodView):
         if args.get("continue_") and args.get("after"):
             raise RequestError(422, "query.after", "Give `after` or `continue`, not both.",
                                args["after"])
-        asked, pages = page_request("events", args)
+        asked, pages = page_request("events", args, SPEC.orderings)
+        if asked.backwards:  # newest first: a page to read, not a point to resume from
+            for name in ("after", "wait"):
+                if args.get(name):
+                    raise RequestError(422, f"query.{name}", f"`{name}` reads the feed oldest "
+                                       "first; it cannot be given with a `desc` order_by.",
+                                       args[name])
+            if request.accept_mimetypes.best_match(["application/json", EVENT_STREAM]) \
+                    == EVENT_STREAM:
+                raise RequestError(422, "query.order_by", "A stream reads the feed oldest "
+                                   "first; a `desc` order_by lists pages of it.",
+                                   args["order_by"])
+            return pages.envelope(feed.page(asked))
         if args.get("after"):
             asked = replace(asked, after=feed.resolve(args["after"], "query.after"))
         if request.accept_mimetypes.best_match(["application/json", EVENT_STREAM]) \

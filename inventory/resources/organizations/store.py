@@ -12,7 +12,6 @@ from inventory.store.base import ResourceStore
 class OrganizationStore(ResourceStore):
     spec = SPEC
     key_field = "id"
-    child_field = "organization"
     scope_field = "_id"
 
     def to_api(self, doc):

@@ -4,7 +4,8 @@ from inventory.core.ordering import Orderings
 from inventory.core.spec import AUDIT_FIELDS, PathKey, ResourceSpec
 
 SPEC = ResourceSpec(
-    name="platforms", kind="platform", path="kubeplatforms", parent="organizations",
+    name="platforms", kind="platform", path="kubeplatforms",
+    parent="organizations", parent_field="organization",
     path_key=PathKey("platform", "The platform's name (slug).",
                      "a platform name (an RFC 1123 DNS label)", (SLUG_RE,), SLUG_LENGTH),
     event_kind="kubeplatform", quota_kind="platforms",

@@ -12,7 +12,6 @@ from inventory.store.base import ResourceStore
 class PlatformStore(ResourceStore):
     spec = SPEC
     key_field = "name"
-    child_field = "platform"
     scope_field = "organization"
     immutable_fields = ("name", "organization")
     organizations = None  # the parent collection, set by Store

@@ -5,7 +5,9 @@ from inventory.core.spec import IdForm, PathKey, ResourceSpec
 ID = IdForm("k8scs")
 
 SPEC = ResourceSpec(
-    name="scans", kind="scan", parent="clusters", id_form=ID,
+    name="scans", kind="scan",
+    parent="clusters", parent_field="cluster", parent_holds="id",
+    id_form=ID,
     path_key=PathKey("scan", "The scan's id.", f"a scan id ({ID.described})", (ID.pattern,),
                      ID.max_length),
     event_kind="kubeclusterscan", event_actions=("created",),

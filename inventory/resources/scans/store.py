@@ -45,7 +45,7 @@ class ScanStore(ResourceStore):
         order). The request's scope was applied when the cluster was found."""
         lower, upper = self.key_range(cluster_id)
         return pages.walk(self.shown, request, self.to_api,
-                          query=self.compile_filter(request.tree), visible=LIVE,
+                          query=self.compile_filter(request.tree, request.now), visible=LIVE,
                           lower=lower, upper=upper)
 
     def to_api(self, doc):
@@ -112,6 +112,12 @@ class ScanStore(ResourceStore):
         if beyond:
             self.collection.delete_many({"_id": {"$gt": lower, "$lte": beyond[0]["_id"]}})
 
-    def delete_of_cluster(self, cluster_id):
-        lower, upper = self.key_range(cluster_id)
-        self.collection.delete_many({"_id": {"$gt": lower, "$lt": upper}})
+    def marked(self, shared):
+        return []  # scans are never marked: they go with their cluster, by key range
+
+    def delete_under(self, parents):
+        """A cluster's scans go with it, without events: one range delete
+        of its keys each."""
+        for cluster in parents:
+            lower, upper = self.key_range(cluster["id"])
+            self.collection.delete_many({"_id": {"$gt": lower, "$lt": upper}})

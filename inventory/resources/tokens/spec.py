@@ -6,7 +6,9 @@ ID = IdForm("tok")
 SECRET_PREFIX = "inv_"  # what a token's secret starts with
 
 SPEC = ResourceSpec(
-    name="tokens", kind="token", path="tokens", parent="organizations", id_form=ID,
+    name="tokens", kind="token", path="tokens",
+    parent="organizations", parent_field="organization",
+    id_form=ID,
     # /tokens/{id}: a token's id, never its secret (a parameter named `token` reads as a
     # credential in the URL to linters and proxies alike)
     path_key=PathKey("id", "The token's id (`tok_` + UUID; never its secret).",

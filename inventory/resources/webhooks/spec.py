@@ -6,7 +6,9 @@ ID = IdForm("whk")
 SECRET_PREFIX = "whsec_"  # the Standard Webhooks secret format: whsec_ + base64
 
 SPEC = ResourceSpec(
-    name="webhooks", kind="webhook", path="webhooks", parent="organizations", id_form=ID,
+    name="webhooks", kind="webhook", path="webhooks",
+    parent="organizations", parent_field="organization",
+    id_form=ID,
     path_key=PathKey("webhook", "The webhook's id (`whk_` + UUID).",
                      f"a webhook id ({ID.described})", (ID.pattern,), ID.max_length),
     # no events of its own: a webhook's changes would carry its secret's owner's

@@ -108,10 +108,10 @@ class WebhookStore(ResourceStore):
             changes = {**changes, "inactive_reason": "Made inactive by an admin."}
         return super().update(key, changes, principal, scope, revisions)
 
-    def delete_where(self, query):
-        keys = [doc["_id"] for doc in self.collection.find(query, {"_id": 1})]
-        super().delete_where(query)
-        for key in keys:
+    def _remove_marked(self, docs):
+        super()._remove_marked(docs)
+        for doc in docs:  # its deliveries' log goes with it
+            key = doc["_id"]
             self.deliveries.delete_many({"_id": {"$gt": f"{key}/", "$lt": f"{key}0"}})
 
     # -- scheduling ---------------------------------------------------------------

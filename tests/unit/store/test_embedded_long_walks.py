@@ -264,3 +264,24 @@ def test_a_thread_away_from_the_lock_for_a_turn_starts_a_new_one(things, monkeyp
     for i in range(10):  # back to back: a millisecond each
         things.find_one({"_id": f"k{i:03d}"})
     assert len(calls) >= 2
+
+
+def test_the_look_for_marked_records_lets_others_in_between_its_slices(things, monkeypatch):
+    """keys_having (the outbox's and the interrupted deletes' look) reads in
+    slices: others write between them; a record marked ahead of the pass is
+    found by it, one deleted ahead of it is not."""
+    monkeypatch.setattr(embedded, "_SLICE_SECONDS", -1.0)
+    monkeypatch.setattr(embedded, "_SLICE_DOCUMENTS", 10)
+    order = list(things._documents())  # the pass's order: insertion
+    first, last, doomed = order[0], order[-1], order[-2]
+    for key in (first, doomed):
+        things.update_one({"_id": key}, {"$set": {"_deleting": True}})
+
+    def write(call):
+        if call == 1:  # after the first slice: both are ahead of the pass
+            things.update_one({"_id": last}, {"$set": {"_deleting": True}})
+            things.delete_one({"_id": doomed})
+    calls = between_slices(monkeypatch, write)
+    found = things.keys_having("_deleting")
+    assert len(calls) >= N // 10 - 1  # it let others in between its slices
+    assert found == [first, last]

@@ -362,3 +362,32 @@ def test_the_outbox_sweep_reads_only_pending_records_through_its_sparse_index(st
         winning = _winning(source.collection.unguarded.find(query, {"_id": 1}).explain())
         assert "IXSCAN" in winning and "_outbox_since" in winning \
             and "COLLSCAN" not in winning, (source.collection.name, winning)
+
+
+# -- forced deletes: a cascade's batches, and the look for interrupted deletes
+
+
+@pytest.mark.parametrize("child", ["platforms", "clusters", "tokens", "webhooks"])
+def test_a_cascades_batch_of_children_is_read_through_the_parent_index(store, estate, child):
+    from inventory.store import base
+
+    resource = getattr(store, child)
+    query = {resource.spec.parent_field: {"$in": [estate[0][0], "p0001"]}}
+    plan = resource.collection.unguarded.find(query, limit=base.CASCADE_BATCH).explain()
+    winning = _winning(plan)
+    assert "IXSCAN" in winning and resource.spec.parent_field in winning \
+        and "COLLSCAN" not in winning, (child, winning)
+
+
+def test_the_look_for_interrupted_deletes_reads_only_marked_records(store, estate):
+    """Every DELETES_SWEEP_SECONDS each process asks each collection for
+    marked records: the sparse `_deleting` index, never a pass."""
+    store.clusters.mark_deleting({"_id": "c0001"}, forced=True)
+    for resource in store.listed():
+        if resource.spec.name == "scans":
+            continue  # never marked, never asked
+        plan = resource.collection.unguarded.find({"_deleting": {"$exists": True}},
+                                                  {"_id": 1}).explain()
+        winning = _winning(plan)
+        assert "IXSCAN" in winning and "_deleting" in winning \
+            and "COLLSCAN" not in winning, (resource.spec.name, winning)
