@@ -123,6 +123,7 @@ class Deliverer:
                   if host != "*" and not host.startswith(".")]
         host = public[0] if public else "localhost"
         self._base_url = f"{'http' if host in LOOPBACK_HOSTS else 'https'}://{host}/"
+        self.store.webhooks.listeners.append(self._noticed)
 
     # -- the loop ---------------------------------------------------------------
 
@@ -137,8 +138,8 @@ class Deliverer:
             self._woken.set()
 
     def watch(self, record):
-        """A webhook was made (or made active again) here: its organization's
-        commits wake the loop from now on."""
+        """Commits of the webhook's organization (every commit, for an
+        unscoped admin's) wake the loop from now on."""
         org = record.get("organization")
         self._added.add(org)
         if org is None:
@@ -315,11 +316,12 @@ class Deliverer:
         self._watched = watched | (self._added - {None})
         self._watch_all = watch_all or None in self._added
 
-    def resumed(self, record):
-        """A webhook was made active again here: look at it now (other
-        processes' sweeps find it within SWEEP_SECONDS)."""
-        if self._tail is not None:
-            self.watch(record)
+    def _noticed(self, record, resumed):
+        """A webhook was made, or made active again, here: its organization's
+        commits wake the loop from now on, and one resumed is looked at now
+        (other processes' sweeps find it within SWEEP_SECONDS)."""
+        self.watch(record)
+        if resumed and self._tail is not None:
             self._wake(record["id"], record.get("organization"))
             self._woken.set()  # the loop starts it
 

@@ -46,6 +46,9 @@ class WebhookStore(ResourceStore):
     immutable_fields = ("organization",)
 
     def configure(self, settings):
+        # called with the record of a webhook made, or made active again, in
+        # this process (the deliverer looks at it at once)
+        self.listeners = []
         self.deliveries = self.collection.database["webhook_deliveries"]
         self.lease = timedelta(seconds=settings.get("webhook_lease", WEBHOOK_LEASE))
         self.unscoped_quota = settings.get("unscoped_webhooks") or UNSCOPED_WEBHOOKS
@@ -71,7 +74,10 @@ class WebhookStore(ResourceStore):
             self._insert_unscoped(doc)
         else:
             self.insert_in_organization(doc, org)
-        return self.to_api(doc), secret
+        record = self.to_api(doc)
+        for listener in self.listeners:
+            listener(record, resumed=False)
+        return record, secret
 
     def _insert_unscoped(self, doc):
         """Insert an unscoped admin's webhook in one of the service's
@@ -106,7 +112,11 @@ class WebhookStore(ResourceStore):
                     {"$set": {"_attempt": 0, "_failing_since": None, "_next_attempt_at": EPOCH}})
         elif changes.get("active") is False:
             changes = {**changes, "inactive_reason": "Made inactive by an admin."}
-        return super().update(key, changes, principal, scope, revisions)
+        record = super().update(key, changes, principal, scope, revisions)
+        if changes.get("active") is True:
+            for listener in self.listeners:
+                listener(record, resumed=True)
+        return record
 
     def _remove_marked(self, docs):
         super()._remove_marked(docs)

@@ -65,8 +65,6 @@ class Webhooks(MethodView):
         this once (`Cache-Control: no-store`)."""
         record, secret = get_store().webhooks.create(_checked(body), current_principal().name,
                                                      current_scope())
-        # its organization's commits wake this process's deliverer from now on
-        current_app.extensions["inventory.webhooks"].watch(record)
         return ({**record, "secret": secret}, 201,
                 {"Location": url_for(".Webhook", webhook=record["id"], _external=True)})
 
@@ -88,11 +86,8 @@ class Webhook(MethodView):
         `url`, `filter`, `description`, `active`. Set `active` to true to
         resume an inactive webhook where it stopped (410 when the feed no
         longer keeps that point)."""
-        record = get_store().webhooks.update(webhook, _checked(changes),
-                                             current_principal().name, current_scope())
-        if changes.get("active") is True:
-            current_app.extensions["inventory.webhooks"].resumed(record)
-        return record
+        return get_store().webhooks.update(webhook, _checked(changes),
+                                           current_principal().name, current_scope())
 
     @blp.response(204)
     @operation("deleteWebhook", role="admin", errors=(404, 422))
