@@ -13,12 +13,11 @@ from functools import cached_property
 
 from marshmallow import Schema, fields, missing, post_load, pre_load, validate
 
+from inventory.core.caps import MAX_ENTRIES
 from inventory.core.filtering import MAX_DEPTH as MAX_FILTER_DEPTH
 from inventory.core.filtering import MAX_LENGTH as MAX_FILTER_LENGTH
 from inventory.core.filtering import MAX_TERMS as MAX_FILTER_TERMS
 from inventory.core.ordering import MAX_ORDER_BY
-from inventory.http.problems import MAX_ENTRIES
-from inventory.http.schema_urls import schema_url
 from inventory.store.pages import MAX_EXAMINED
 from schemas.fields import MAX_SAFE_INTEGER, WholeNumber
 
@@ -40,6 +39,10 @@ class BodySchema(Schema):
     `$schema` to the envelope."""
 
     SCHEMA_NAME = None  # the name under /schemas/, set by each body schema
+    # The URL of a schema's name (for this request's host), handed in by the
+    # HTTP layer that makes it (inventory.http.schema_urls): schemas import
+    # nothing of HTTP.
+    schema_urls = None
     IGNORED = frozenset()  # keys accepted on input and dropped (read-only fields)
 
     schema_url = schema_url_field()
@@ -49,7 +52,7 @@ class BodySchema(Schema):
         self.nested = nested
 
     def _schema_url(self, _obj):
-        return missing if self.nested else schema_url(self.SCHEMA_NAME)
+        return missing if self.nested else self.schema_urls(self.SCHEMA_NAME)
 
     @pre_load
     def drop_ignored(self, data, **_kwargs):

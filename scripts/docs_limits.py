@@ -17,7 +17,7 @@ def rows():
     """(what, the limit, where it is enforced) of every documented limit."""
     from inventory.config import Config
     from inventory.core import caps, filtering, grouping, labels
-    from inventory.http import idempotency, problems
+    from inventory.http import idempotency
     from inventory.store import base, pages
     from schemas import common, events
 
@@ -42,8 +42,8 @@ def rows():
         ("Labels per cluster", f"{labels.MAX_LABELS}; keys {labels.MAX_LABEL_KEY} characters, "
          f"values {labels.MAX_LABEL_VALUE}", "inventory/core/labels.py"),
         ("A stored record", f"{base.MAX_RECORD_BYTES // 1024} KiB", "inventory/store/base.py"),
-        ("Error entries listed", f"{problems.MAX_ENTRIES}; an echoed `value` over "
-         f"{problems.MAX_VALUE_BYTES // 1024} KiB is shortened", "inventory/http/problems.py"),
+        ("Error entries listed", f"{caps.MAX_ENTRIES}; an echoed `value` over "
+         f"{caps.MAX_VALUE_BYTES // 1024} KiB is shortened", "inventory/core/caps.py"),
         ("`Idempotency-Key`", f"1-{idempotency.MAX_KEY_LENGTH} visible ASCII characters; kept "
          "24 h", "inventory/http/idempotency.py"),
         ("Summary groups", f"{grouping.MAX_FIELDS} `group_by` fields; the "

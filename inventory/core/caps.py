@@ -65,3 +65,7 @@ UNSCOPED_WEBHOOKS = 20
 WEBHOOK_DELIVERY_LOG = 100  # attempts kept per webhook, newest
 WEBHOOK_RESPONSE_BYTES = 64 * 1024  # of a receiver's answer, read then dropped
 MAX_WEBHOOK_URL = 2048
+
+# The error body (inventory.http.problems; its schema, schemas.common)
+MAX_ENTRIES = 20  # a body of 60,000 bad label keys must not answer 10 MB
+MAX_VALUE_BYTES = 1024  # an echoed value larger than this is shortened

@@ -34,6 +34,10 @@ class IdForm:
     def described(self):
         return f"{self.prefix}_ followed by a UUID"
 
+    @property
+    def example(self):
+        return f"{self.prefix}_00000000-0000-7000-8000-000000000000"
+
 
 @dataclass(frozen=True)
 class PathKey:
@@ -45,6 +49,7 @@ class PathKey:
     what: str  # for the 422's message: "Must be {what}."
     patterns: tuple
     max_length: int  # the longest value any of the patterns matches, for the document
+    example: str | None = None  # a value it allows (for tests that walk every route)
 
     def matches(self, value):
         return any(pattern.match(value) for pattern in self.patterns)
@@ -56,8 +61,10 @@ class ResourceSpec:
 
     name: str
     kind: str  # the resource's name in messages ("cluster")
-    path_key: PathKey | None = None  # None: addressed only under its parent (scans are not)
+    path_key: PathKey | None = None
     path: str | None = None  # its collection's path in the API ("kubeclusters")
+    # addressed under its parent's record: /{parent's path}/{parent key}/{path}/{key}
+    nested: bool = False
     id_form: IdForm | None = None
     parent: str | None = None  # the name of the resource it belongs to; deleted with it
     # with a parent: the field of a record that holds its parent's key
@@ -80,6 +87,8 @@ class ResourceSpec:
             raise ValueError(f"{self.name}: a parent and its parent_field are declared together")
         if self.parent_holds not in ("key", "id"):
             raise ValueError(f"{self.name}: parent_holds is 'key' or 'id'")
+        if self.nested and self.parent is None:
+            raise ValueError(f"{self.name}: only a child is addressed under its parent")
 
     @property
     def event_types(self):

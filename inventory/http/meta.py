@@ -16,7 +16,7 @@ from schemas.common import HealthSchema, ReadinessSchema, ServiceIndexSchema
 
 # /schemas/{name}: a schema's name, as in a body's `$schema`
 SCHEMA_NAME = PathKey("name", "A schema's name, as in a body's `$schema`.", "a schema name",
-                      (re.compile(r"^[A-Za-z0-9]{1,64}$"),), 64)
+                      (re.compile(r"^[A-Za-z0-9]{1,64}$"),), 64, "Organization")
 
 blp = Blueprint("meta", __name__, path_keys=(SCHEMA_NAME,),
                 description="Health, readiness, metrics and JSON Schemas.")

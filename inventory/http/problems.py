@@ -7,8 +7,8 @@ from http import HTTPStatus
 
 import orjson
 
-MAX_ENTRIES = 20  # a body of 60,000 bad label keys must not answer 10 MB
-MAX_VALUE_BYTES = 1024  # an echoed value larger than this is shortened
+from inventory.core.caps import MAX_ENTRIES, MAX_VALUE_BYTES
+
 _SHORTENED_TEXT = 200
 
 

@@ -12,6 +12,7 @@ from flask import current_app, request
 from werkzeug.sansio.utils import get_current_url
 
 from inventory.config import LOOPBACK_HOSTS  # noqa: F401 (the names a local run answers)
+from schemas.common import BodySchema
 
 
 def host_name(host):
@@ -60,6 +61,10 @@ def request_host_allowed():
 def schema_url(name):
     """URL of the JSON Schema called `name`, absolute when the host is allowed."""
     return f"{base_url()}schemas/{name}.json"
+
+
+# Bodies' `$schema` URLs are made here; the schemas are handed the maker.
+BodySchema.schema_urls = staticmethod(schema_url)
 
 
 def describing_link(name):

@@ -108,6 +108,7 @@ class Store:
             if spec.parent is not None:  # parents and children: references, cascades
                 parent = getattr(self, spec.parent)
                 setattr(resource, spec.parent, parent)
+                resource.parent_store = parent
                 parent.children = (*parent.children, resource)
         self.idempotency = IdempotencyStore(db)
         # every change's event goes through the record's outbox to the feed

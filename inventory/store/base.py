@@ -123,6 +123,7 @@ class ResourceStore:
     def __init__(self, db):
         self.collection = db[self.collection_name]
         self.filter_compiler = FilterCompiler(self.filter_fields, self.stored_name)
+        self.stored_address = self.stored_name(self.address_field)
 
     @property
     def shown(self):
@@ -142,10 +143,25 @@ class ResourceStore:
     removal_events = True  # whether removing a record is an event (a scan's is not)
 
     def subject(self, doc, parent=None):
-        """The path of the record in `doc`, as the API addresses it."""
-        return f"/{self.path}/{doc['_id']}"
+        """The path of the record in `doc`, as the API addresses it: under its
+        parent's (`parent`, the parent's document) when the spec nests it."""
+        own = f"/{self.path}/{doc[self.stored_address]}"
+        if not self.spec.nested:
+            return own
+        return f"{self.parent_store.subject(parent or self.parent_of(doc))}{own}"
 
-    path = None  # the collection's path in the API
+    def parent_of(self, doc):
+        """The stored document of the parent of the record in `doc` (marked too)."""
+        held = "_id" if self.spec.parent_holds == "key" else "id"
+        return self.parent_store.collection.find_one({held: doc[self.spec.parent_field]})
+
+    path = None  # the collection's path in the API (under its parent's record when nested)
+    parent_store = None  # the parent's ResourceStore, set by Store
+
+    @property
+    def address_field(self):
+        """The API field whose value addresses a record in a path."""
+        return self.key_field
 
     def owner(self, doc, parent=None):
         """The organization the record in `doc` belongs to."""
@@ -294,6 +310,25 @@ class ResourceStore:
                           query=self.compile_filter(request.tree, request.now),
                           scope_query=self.scope_filter(request.scope), visible=LIVE)
 
+    # -- reads under a parent (a nested resource: `spec.nested`) -------------
+    # `under` is what the records' `parent_field` holds of their parent
+    # (`parent_value`); the parent was found in the caller's scope.
+
+    def list_under(self, under, request):
+        """The page `request` asks for of the records under one parent."""
+        return pages.walk(self.shown, request, self.to_api,
+                          field=self.order_field(request.ordering),
+                          query=self.compile_filter(request.tree, request.now),
+                          scope_query={self.spec.parent_field: under}, visible=LIVE)
+
+    def get_under(self, under, key):
+        """The record at `key` under one parent."""
+        doc = self.shown.find_one(all_of(self.key_filter(key),
+                                         {self.spec.parent_field: under}, LIVE))
+        if doc is None:
+            raise NotFound(f"No {self.kind} {key!r} of this {self.parent_store.kind}.")
+        return self.to_api(doc)
+
     def compile_filter(self, tree, now=None):
         return self.filter_compiler.compile(tree, now) if tree is not None else {}
 
@@ -337,7 +372,7 @@ class ResourceStore:
                                                self.reservation_id(doc), self.identity(doc)):
             raise refused
         try:
-            self.insert(doc, publish=False)
+            self.insert(doc, publish=False, parent=parent_doc)
         except BaseException:
             if counted:
                 self.quotas.release(org_id, self.quota_kind, self.reservation_id(doc))
@@ -437,20 +472,20 @@ class ResourceStore:
                 return child.kind
         return None
 
-    def _parent_value(self, parent):
+    def parent_value(self, parent):
         """What this resource's `parent_field` holds of `parent` (a stored document)."""
         return parent["_id"] if self.spec.parent_holds == "key" else parent["id"]
 
     def has_records_under(self, parent):
         """Whether a record of this resource belongs to `parent` (a stored document)."""
-        return self.collection.find_one({self.spec.parent_field: self._parent_value(parent)},
+        return self.collection.find_one({self.spec.parent_field: self.parent_value(parent)},
                                         {"_id": 1}) is not None
 
     def delete_under(self, parents):
         """Delete every record of this resource below `parents` (stored
         documents), and everything below them."""
         self.delete_where({self.spec.parent_field: {
-            "$in": [self._parent_value(parent) for parent in parents]}})
+            "$in": [self.parent_value(parent) for parent in parents]}})
 
     def organization_of_new(self, requested, scope):
         """The organization a new record of a caller confined to `scope` (or

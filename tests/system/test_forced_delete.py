@@ -16,7 +16,7 @@ from tests.support.served import Gunicorn
 pytestmark = pytest.mark.slow
 
 TOKEN = "forced-delete-admin-token-0123456789"
-CLUSTERS, SCANS = 2000, 2  # two organizations of 1,000 clusters (a platform each)
+CLUSTERS, SCANS = 1800, 2  # two organizations of 900 clusters (a platform each: within the quota)
 KILL_AFTER = (0.1, 0.3, 0.6)  # seconds into the delete: one round each
 
 

@@ -56,12 +56,9 @@ def test_every_path_parameter_of_every_operation_is_checked(app, client, declare
     """No view takes any value for a key: for every operation and each of
     its path parameters, a value the key does not allow is a 422 at
     `path.<name>` (and the view never runs), the others being well formed."""
-    from inventory.http.blueprint import path_parameters
+    from inventory.http.blueprint import PATH_KEYS, path_parameters
 
-    good = {"org": "org_00000000-0000-7000-8000-000000000000", "platform": "p",
-            "cluster": "c", "scan": "k8scs_00000000-0000-7000-8000-000000000000",
-            "token": "tok_00000000-0000-7000-8000-000000000000",
-            "event": "evt_0000000000000001", "name": "Organization"}
+    good = {name: key.example for name, key in PATH_KEYS.items()}  # as the specs declare
     checked = 0
     for (endpoint, method), _ in declared.items():
         rule = next(app.url_map.iter_rules(endpoint))
@@ -73,6 +70,28 @@ def test_every_path_parameter_of_every_operation_is_checked(app, client, declare
             assert_problem(response, 422, f"path.{bad}")
             checked += 1
     assert checked >= 15
+
+
+def test_a_delete_takes_force_where_children_refuse_an_unforced_one(document):
+    """Whether a record's DELETE takes `force` is what its children declare
+    (`refuses_parent_delete`), so that the 409 it answers can be forced."""
+    from inventory.resources import SPECS
+
+    for spec in SPECS:
+        item = document["paths"].get(f"/{spec.path}/{{{spec.path_key.name}}}", {})
+        if spec.nested or "delete" not in item:
+            continue
+        refused = any(child.parent == spec.name and child.refuses_parent_delete
+                      for child in SPECS)
+        takes = {p["name"] for p in item["delete"].get("parameters", [])}
+        assert ("force" in takes) == refused, spec.name
+
+
+def test_every_path_key_declares_an_example_it_allows():
+    from inventory.http.blueprint import PATH_KEYS
+
+    for name, key in PATH_KEYS.items():
+        assert key.example is not None and key.matches(key.example), name
 
 
 def test_an_unknown_role_is_refused_at_import():
@@ -103,16 +122,16 @@ def test_the_document_says_what_each_declaration_says(declared, document):
 
 def test_roles_are_enforced_as_declared(app, client, declared):
     """A reader may call exactly the reader operations; the rest are 403."""
+    from inventory.http.blueprint import PATH_KEYS, path_parameters
+
     reader = client.post("/tokens", json={"name": "r", "role": "reader"}).get_json()["token"]
     for (endpoint, method), d in declared.items():
         if d.role in (None, "reader"):
             continue
         rule = next(app.url_map.iter_rules(endpoint))
-        path = rule.rule.replace("<org>", "org_00000000-0000-7000-8000-000000000000")
-        for name in ("platform", "cluster", "scan", "token", "name"):
-            path = path.replace(f"<{name}>", {"scan": "k8scs_00000000-0000-7000-8000-000000000000",
-                                              "token": "tok_00000000-0000-7000-8000-000000000000"
-                                              }.get(name, "x"))
+        path = rule.rule
+        for name in path_parameters(rule.rule):
+            path = path.replace(f"<{name}>", PATH_KEYS[name].example)
         response = client.open(path, method=method, json={},
                                headers={"Authorization": f"Bearer {reader}"})
         assert_problem(response, 403)

@@ -12,7 +12,7 @@ SPEC = ResourceSpec(
     id_form=ID,
     path_key=PathKey("cluster", "The cluster's name (slug) or id (`k8scl_` + UUID).",
                      f"a cluster name (an RFC 1123 DNS label) or id ({ID.described})",
-                     (SLUG_RE, ID.pattern), max(SLUG_LENGTH, ID.max_length)),
+                     (SLUG_RE, ID.pattern), max(SLUG_LENGTH, ID.max_length), "c"),
     event_kind="kubecluster", quota_kind="clusters",
     filter_fields={"name": "string", "id": "string", "platform": "string",
                    "organization": "string", "environment": "string",

@@ -1,59 +1,39 @@
 """/kubeclusters: the clusters platforms provision, by name or `k8scl_` id."""
-from flask import url_for
 from flask.views import MethodView
 
+import schemas.clusters
 from inventory.core import filtering, grouping
-from inventory.http.auth import current_principal, current_scope
+from inventory.http.auth import current_scope
 from inventory.http.blueprint import Blueprint
-from inventory.http.conditional import if_match, read, with_etag
-from inventory.http.lists import list_page
+from inventory.http.generic import ResourceViews
 from inventory.http.operations import operation
 from inventory.resources.clusters.spec import SPEC
 from inventory.store import get_store
-from schemas.clusters import (
-    KubeClusterCreateSchema,
-    KubeClusterListArgsSchema,
-    KubeClusterListSchema,
-    KubeClusterPatchSchema,
-    KubeClusterSchema,
-    KubeClusterSummaryArgsSchema,
-    KubeClusterSummarySchema,
-)
+from schemas.clusters import KubeClusterSummaryArgsSchema, KubeClusterSummarySchema
 
 # Full paths, no url_prefix: Flask would join a prefix and `:summary` with a "/".
 blp = Blueprint("kubeclusters", __name__, path_keys=(SPEC.path_key,),
                 description="KubeClusters, addressed by name or by `k8scl_` id.")
+views = ResourceViews(blp, SPEC, schemas.clusters, "KubeCluster")
 
 _BY_NAME = {"cluster": "$response.body#/name"}
 
 
 @blp.route("/kubeclusters")
 class KubeClusters(MethodView):
-    @blp.arguments(KubeClusterListArgsSchema, location="query")
-    @blp.response(200, KubeClusterListSchema)
-    @operation("listKubeClusters", role="reader", errors=(422,))
-    def get(self, args):
+    @views.listing()
+    def get(self):
         """List clusters, in name order"""
-        return list_page("kubeclusters", args, get_store().clusters.list,
-                         SPEC.orderings)
 
-    @blp.arguments(KubeClusterCreateSchema)
-    @blp.response(201, KubeClusterSchema)
-    @operation("createKubeCluster", role="writer", idempotency_key=True, etag=True,
-               errors=(409, 422), links={
-                   "get": ("getKubeCluster", _BY_NAME),
-                   "update": ("updateKubeCluster", _BY_NAME),
-                   "delete": ("deleteKubeCluster", _BY_NAME),
-                   "scans": ("listKubeClusterScans", _BY_NAME),
-                   "recordScan": ("recordKubeClusterScan", _BY_NAME)})
-    def post(self, body):
+    @views.creating(links={
+        "get": ("getKubeCluster", _BY_NAME), "update": ("updateKubeCluster", _BY_NAME),
+        "delete": ("deleteKubeCluster", _BY_NAME), "scans": ("listKubeClusterScans", _BY_NAME),
+        "recordScan": ("recordKubeClusterScan", _BY_NAME)})
+    def post(self):
         """Create a cluster on a platform
 
         Its `platform` must exist (and be the caller's organization's, for a
         scoped token); its `organization` is the platform's."""
-        cluster = get_store().clusters.create(body, current_principal().name, current_scope())
-        location = url_for(".KubeCluster", cluster=cluster["name"], _external=True)
-        return with_etag(cluster, 201, {"Location": location})
 
 
 @blp.route("/kubeclusters:summary")
@@ -77,34 +57,22 @@ class KubeClusterSummary(MethodView):
 
 @blp.route("/kubeclusters/<cluster>")
 class KubeCluster(MethodView):
-    @blp.response(200, KubeClusterSchema)
-    @operation("getKubeCluster", role="reader", if_none_match=True, etag=True,
-               errors=(404, 422))
-    def get(self, cluster):
+    @views.reading()
+    def get(self):
         """Read a cluster
 
         Answers 304 with no body when `If-None-Match` names its ETag."""
-        return read(get_store().clusters.get(cluster, current_scope()))
 
-    @blp.arguments(KubeClusterPatchSchema, required=False)  # no body: nothing changes
-    @blp.response(200, KubeClusterSchema)
-    @operation("updateKubeCluster", role="writer", if_match=True, etag=True,
-               errors=(404, 409, 412, 422))
-    def patch(self, changes, cluster):
+    @views.updating()
+    def patch(self):
         """Change some fields of a cluster
 
         A JSON merge patch: `labels` merge key by key and a null value removes
         a label (at most 64 remain); `name` and `platform` cannot change (422).
         With `If-Match`, only if the record is still at that ETag (else 412)."""
-        return with_etag(get_store().clusters.update(
-            cluster, changes, current_principal().name, scope=current_scope(),
-            revisions=if_match()))
 
-    @blp.response(204)
-    @operation("deleteKubeCluster", role="writer", if_match=True, errors=(404, 412, 422))
-    def delete(self, cluster):
+    @views.deleting()
+    def delete(self):
         """Delete a cluster and its scans
 
         Repeating a delete that was interrupted finishes it."""
-        get_store().clusters.delete(cluster, scope=current_scope(),
-                                    revisions=if_match())

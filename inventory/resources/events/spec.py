@@ -10,7 +10,7 @@ ID_LENGTH = 4 + 16
 SPEC = ResourceSpec(
     name="events", kind="event", path="events",
     path_key=PathKey("event", "The event's id.", "an event id (evt_ followed by 16 hex digits)",
-                     (ID_RE,), ID_LENGTH),
+                     (ID_RE,), ID_LENGTH, "evt_0000000000000001"),
     event_kind=None,
     # Both are the feed's order, the order ids compare in; `desc`: newest
     # first. `occurred_on` is the contract's name for it: the times follow

@@ -7,7 +7,7 @@ ID = IdForm("org")
 SPEC = ResourceSpec(
     name="organizations", kind="organization", path="organizations", id_form=ID,
     path_key=PathKey("org", "The organization's id.", f"an organization id ({ID.described})",
-                     (ID.pattern,), ID.max_length),
+                     (ID.pattern,), ID.max_length, ID.example),
     event_kind="organization",
     filter_fields={"id": "string", "title": "string", "description": "string", **AUDIT_FIELDS},
     orderings=Orderings.of("title", "created_on", "last_modified_on"),

@@ -7,7 +7,7 @@ SPEC = ResourceSpec(
     name="platforms", kind="platform", path="kubeplatforms",
     parent="organizations", parent_field="organization",
     path_key=PathKey("platform", "The platform's name (slug).",
-                     "a platform name (an RFC 1123 DNS label)", (SLUG_RE,), SLUG_LENGTH),
+                     "a platform name (an RFC 1123 DNS label)", (SLUG_RE,), SLUG_LENGTH, "p"),
     event_kind="kubeplatform", quota_kind="platforms",
     filter_fields={"name": "string", "organization": "string", "title": "string",
                    "description": "string", "control_plane.provider": "string",

@@ -1,90 +1,53 @@
 """/kubeplatforms: a cloud and control plane provider of an organization."""
-from flask import url_for
 from flask.views import MethodView
 
-from inventory.http.auth import current_principal, current_scope
+import schemas.platforms
 from inventory.http.blueprint import Blueprint
-from inventory.http.conditional import if_match, read, with_etag
-from inventory.http.lists import list_page
-from inventory.http.operations import operation
+from inventory.http.generic import ResourceViews
 from inventory.resources.platforms.spec import SPEC
-from inventory.store import get_store
-from schemas.common import DeleteArgsSchema
-from schemas.platforms import (
-    KubePlatformCreateSchema,
-    KubePlatformListArgsSchema,
-    KubePlatformListSchema,
-    KubePlatformPatchSchema,
-    KubePlatformSchema,
-)
 
 blp = Blueprint("kubeplatforms", __name__, path_keys=(SPEC.path_key,), url_prefix="/kubeplatforms",
                 description="KubePlatforms: a cloud and control plane provider of an organization.")
+views = ResourceViews(blp, SPEC, schemas.platforms, "KubePlatform")
 
 _BY_NAME = {"platform": "$response.body#/name"}
 
 
 @blp.route("")
 class KubePlatforms(MethodView):
-    @blp.arguments(KubePlatformListArgsSchema, location="query")
-    @blp.response(200, KubePlatformListSchema)
-    @operation("listKubePlatforms", role="reader", errors=(422,))
-    def get(self, args):
+    @views.listing()
+    def get(self):
         """List platforms, in name order"""
-        return list_page("kubeplatforms", args, get_store().platforms.list,
-                         SPEC.orderings)
 
-    @blp.arguments(KubePlatformCreateSchema)
-    @blp.response(201, KubePlatformSchema)
-    @operation("createKubePlatform", role="writer", idempotency_key=True, etag=True,
-               errors=(409, 422), links={
-                   "get": ("getKubePlatform", _BY_NAME),
-                   "update": ("updateKubePlatform", _BY_NAME),
-                   "delete": ("deleteKubePlatform", _BY_NAME),
-                   "createCluster": ("createKubeCluster", {},
-                                     {"platform": "$response.body#/name"})})
-    def post(self, body):
+    @views.creating(links={
+        "get": ("getKubePlatform", _BY_NAME), "update": ("updateKubePlatform", _BY_NAME),
+        "delete": ("deleteKubePlatform", _BY_NAME),
+        "createCluster": ("createKubeCluster", {}, {"platform": "$response.body#/name"})})
+    def post(self):
         """Create a platform
 
         Its `organization` must exist (and be the caller's, for a scoped
         token); its `name` must be free (else 409)."""
-        platform = get_store().platforms.create(body, current_principal().name, current_scope())
-        location = url_for(".KubePlatform", platform=platform["name"], _external=True)
-        return with_etag(platform, 201, {"Location": location})
 
 
 @blp.route("/<platform>")
 class KubePlatform(MethodView):
-    @blp.response(200, KubePlatformSchema)
-    @operation("getKubePlatform", role="reader", if_none_match=True, etag=True,
-               errors=(404, 422))
-    def get(self, platform):
+    @views.reading()
+    def get(self):
         """Read a platform
 
         Answers 304 with no body when `If-None-Match` names its ETag."""
-        return read(get_store().platforms.get(platform, current_scope()))
 
-    @blp.arguments(KubePlatformPatchSchema, required=False)  # no body: nothing changes
-    @blp.response(200, KubePlatformSchema)
-    @operation("updateKubePlatform", role="writer", if_match=True, etag=True,
-               errors=(404, 409, 412, 422))
-    def patch(self, changes, platform):
+    @views.updating()
+    def patch(self):
         """Change some fields of a platform
 
         A JSON merge patch; `name` and `organization` cannot change (422).
         With `If-Match`, only if the record is still at that ETag (else 412)."""
-        return with_etag(get_store().platforms.update(
-            platform, changes, current_principal().name, scope=current_scope(),
-            revisions=if_match()))
 
-    @blp.arguments(DeleteArgsSchema, location="query")
-    @blp.response(204)
-    @operation("deleteKubePlatform", role="writer", if_match=True,
-               errors=(404, 409, 412, 422))
-    def delete(self, args, platform):
+    @views.deleting(force=True)  # its children refuse an unforced delete
+    def delete(self):
         """Delete a platform
 
         With clusters, only with `force=true`, which deletes them and their
         scans; else 409. Repeating a delete that was interrupted finishes it."""
-        get_store().platforms.delete(platform, force=args["force"],
-                                     scope=current_scope(), revisions=if_match())

@@ -5,11 +5,11 @@ from inventory.core.spec import IdForm, PathKey, ResourceSpec
 ID = IdForm("k8scs")
 
 SPEC = ResourceSpec(
-    name="scans", kind="scan",
+    name="scans", kind="scan", path="scans", nested=True,
     parent="clusters", parent_field="cluster", parent_holds="id",
     id_form=ID,
     path_key=PathKey("scan", "The scan's id.", f"a scan id ({ID.described})", (ID.pattern,),
-                     ID.max_length),
+                     ID.max_length, ID.example),
     event_kind="kubeclusterscan", event_actions=("created",),
     refuses_parent_delete=False,  # scans always go with their cluster
     filter_fields={"id": "string", "cluster": "string", "scanned_on": "integer"},

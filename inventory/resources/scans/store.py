@@ -29,6 +29,7 @@ class ScanStore(ResourceStore):
     spec = SPEC
     removal_events = False  # scans go with their cluster, or by retention, silently
     key_field = "_key"  # scans are never addressed by key; to_api drops it
+    address_field = "id"  # a path addresses a scan by its id, under its cluster
     clusters = None  # the parent collection, set by Store
 
     retention_days, retention_count = 365, 1000
@@ -40,7 +41,7 @@ class ScanStore(ResourceStore):
     def order_field(self, ordering):
         return "_id"  # a cluster's keys are in `scanned_on` order already
 
-    def list_of_cluster(self, cluster_id, request):
+    def list_under(self, cluster_id, request):
         """A page of the cluster's scans: a range of keys (their `scanned_on`
         order). The request's scope was applied when the cluster was found."""
         lower, upper = self.key_range(cluster_id)
@@ -58,7 +59,7 @@ class ScanStore(ResourceStore):
         # "/" < "0" in ASCII: every key of this cluster lies strictly between
         return f"{cluster_id}/", f"{cluster_id}0"
 
-    def get_of_cluster(self, cluster_id, scan_id):
+    def get_under(self, cluster_id, scan_id):
         doc = self.collection.find_one({"id": scan_id, "cluster": cluster_id})
         if doc is None:
             raise NotFound(f"No scan {scan_id!r} of this cluster.")
@@ -70,6 +71,12 @@ class ScanStore(ResourceStore):
 
     def create(self, cluster_key, scanned_on=None, scope=None):
         """Record a scan of the cluster at `cluster_key` (name or id)."""
+        return self.create_under(cluster_key, {"scanned_on": scanned_on}, None, scope)
+
+    def create_under(self, cluster_key, body, principal, scope=None):
+        """Record a scan (`body`: its `scanned_on`, or none for now) of the
+        cluster at `cluster_key` (name or id). Scans keep no author."""
+        scanned_on = body.get("scanned_on")
         cluster = self.clusters.get_doc(cluster_key, scope)
         scanned_on = int(time.time()) if scanned_on is None else scanned_on
         scan_id = new_id("k8scs")
@@ -96,9 +103,6 @@ class ScanStore(ResourceStore):
             self.trim(cluster_id)
         else:
             self._since_trim[cluster_id] = recorded
-
-    def subject(self, doc, parent=None):
-        return f"/kubeclusters/{parent['_id']}/scans/{doc['id']}"
 
     def owner(self, doc, parent=None):
         return parent.get("organization")

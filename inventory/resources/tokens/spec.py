@@ -12,7 +12,7 @@ SPEC = ResourceSpec(
     # /tokens/{id}: a token's id, never its secret (a parameter named `token` reads as a
     # credential in the URL to linters and proxies alike)
     path_key=PathKey("id", "The token's id (`tok_` + UUID; never its secret).",
-                     f"a token id ({ID.described})", (ID.pattern,), ID.max_length),
+                     f"a token id ({ID.described})", (ID.pattern,), ID.max_length, ID.example),
     event_kind="token", event_actions=("created", "deleted"), quota_kind="tokens",
     refuses_parent_delete=False,
     filter_fields={"id": "string", "name": "string", "role": "string",

@@ -1,59 +1,42 @@
 """/tokens: API tokens (admins only). Secrets are shown once, stored as hashes."""
-from flask import url_for
 from flask.views import MethodView
 
-from inventory.http.auth import current_principal, current_scope
+import schemas.tokens
+from inventory.http.auth import current_scope
 from inventory.http.blueprint import Blueprint
-from inventory.http.lists import list_page
+from inventory.http.generic import ResourceViews
 from inventory.http.operations import operation
 from inventory.resources.tokens.spec import SPEC
 from inventory.store import get_store
-from schemas.tokens import (
-    NewTokenSchema,
-    TokenCreateSchema,
-    TokenListArgsSchema,
-    TokenListSchema,
-    TokenSchema,
-)
 
 blp = Blueprint("tokens", __name__, path_keys=(SPEC.path_key,), url_prefix="/tokens",
                 description="API tokens (admins only). Secrets are shown once and stored as hashes.")
+views = ResourceViews(blp, SPEC, schemas.tokens, "Token", reader="admin", writer="admin",
+                      etags=False)
 
 
 @blp.route("")
 class Tokens(MethodView):
-    @blp.arguments(TokenListArgsSchema, location="query")
-    @blp.response(200, TokenListSchema)
-    @operation("listTokens", role="admin", errors=(422,))
-    def get(self, args):
+    @views.listing()
+    def get(self):
         """List tokens (never their secrets)"""
-        return list_page("tokens", args, get_store().tokens.list,
-                         SPEC.orderings)
 
-    @blp.arguments(TokenCreateSchema)
-    @blp.response(201, NewTokenSchema)
-    @operation("createToken", role="admin", secret=True, errors=(422,), links={
+    @views.creating(secret_field="token", links={
         "get": ("getToken", {"id": "$response.body#/id"}),
         "revoke": ("revokeToken", {"id": "$response.body#/id"})})
-    def post(self, body):
+    def post(self):
         """Make a token
 
         The answer holds its secret, this once (`Cache-Control: no-store`).
         A token scoped to an organization makes tokens of that organization
         only. Takes no `Idempotency-Key`: the secret is never stored to replay."""
-        record, secret = get_store().tokens.create(body, current_principal().name,
-                                                   current_scope())
-        return ({**record, "token": secret}, 201,
-                {"Location": url_for(".Token", id=record["id"], _external=True)})
 
 
 @blp.route("/<id>")
 class Token(MethodView):
-    @blp.response(200, TokenSchema)
-    @operation("getToken", role="admin", errors=(404, 422))
-    def get(self, id):
+    @views.reading()
+    def get(self):
         """Read a token's record"""
-        return get_store().tokens.get(id, current_scope())
 
     @blp.response(204)
     @operation("revokeToken", role="admin", errors=(404, 422))

@@ -10,7 +10,7 @@ SPEC = ResourceSpec(
     parent="organizations", parent_field="organization",
     id_form=ID,
     path_key=PathKey("webhook", "The webhook's id (`whk_` + UUID).",
-                     f"a webhook id ({ID.described})", (ID.pattern,), ID.max_length),
+                     f"a webhook id ({ID.described})", (ID.pattern,), ID.max_length, ID.example),
     # no events of its own: a webhook's changes would carry its secret's owner's
     # receiver URL to every reader of the feed, and its secret must never be in one
     event_kind=None, quota_kind="webhooks", refuses_parent_delete=False,

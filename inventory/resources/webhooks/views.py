@@ -1,30 +1,25 @@
 """/webhooks: the feed's events POSTed to receivers (admins only)."""
-from flask import current_app, url_for
+from flask import current_app
 from flask.views import MethodView
 
+import schemas.webhooks
 from inventory.core import filtering, outbound
 from inventory.core.errors import BadFilter
-from inventory.http.auth import current_principal, current_scope
+from inventory.http.auth import current_scope
 from inventory.http.blueprint import Blueprint
 from inventory.http.errors import RequestError
-from inventory.http.lists import list_page, page_request
+from inventory.http.generic import ResourceViews
+from inventory.http.lists import page_request
 from inventory.http.operations import operation
 from inventory.resources.webhooks.spec import SPEC
 from inventory.store import get_store
-from schemas.webhooks import (
-    NewWebhookSchema,
-    WebhookCreateSchema,
-    WebhookDeliveryListArgsSchema,
-    WebhookDeliveryListSchema,
-    WebhookListArgsSchema,
-    WebhookListSchema,
-    WebhookPatchSchema,
-    WebhookSchema,
-)
+from schemas.webhooks import WebhookDeliveryListArgsSchema, WebhookDeliveryListSchema
 
 blp = Blueprint("webhooks", __name__, path_keys=(SPEC.path_key,), url_prefix="/webhooks",
                 description="Webhooks: the feed's events POSTed to receivers, signed "
                             "(Standard Webhooks). Admins only.")
+views = ResourceViews(blp, SPEC, schemas.webhooks, "Webhook", reader="admin", writer="admin",
+                      etags=False)
 
 
 def _checked(body):
@@ -44,56 +39,40 @@ def _checked(body):
 
 @blp.route("")
 class Webhooks(MethodView):
-    @blp.arguments(WebhookListArgsSchema, location="query")
-    @blp.response(200, WebhookListSchema)
-    @operation("listWebhooks", role="admin", errors=(422,))
-    def get(self, args):
+    @views.listing()
+    def get(self):
         """List webhooks (never their secrets)"""
-        return list_page("webhooks", args, get_store().webhooks.list, SPEC.orderings)
 
-    @blp.arguments(WebhookCreateSchema)
-    @blp.response(201, NewWebhookSchema)
-    @operation("createWebhook", role="admin", secret=True, errors=(403, 422), links={
-        "get": ("getWebhook", {"webhook": "$response.body#/id"}),
-        "deliveries": ("listWebhookDeliveries", {"webhook": "$response.body#/id"})})
-    def post(self, body):
+    @views.creating(secret_field="secret", checked=_checked, errors=(403, 422), links={
+                        "get": ("getWebhook", {"webhook": "$response.body#/id"}),
+                        "deliveries": ("listWebhookDeliveries",
+                                       {"webhook": "$response.body#/id"})})
+    def post(self):
         """Make a webhook
 
         Every event committed from now on that it may see (its organization's,
         for a scoped admin's) and that matches `filter` is POSTed to `url`,
         signed as Standard Webhooks says. The answer holds the signing secret,
         this once (`Cache-Control: no-store`)."""
-        record, secret = get_store().webhooks.create(_checked(body), current_principal().name,
-                                                     current_scope())
-        return ({**record, "secret": secret}, 201,
-                {"Location": url_for(".Webhook", webhook=record["id"], _external=True)})
 
 
 @blp.route("/<webhook>")
 class Webhook(MethodView):
-    @blp.response(200, WebhookSchema)
-    @operation("getWebhook", role="admin", errors=(404, 422))
-    def get(self, webhook):
+    @views.reading()
+    def get(self):
         """Read a webhook (never its secret)"""
-        return get_store().webhooks.get(webhook, current_scope())
 
-    @blp.arguments(WebhookPatchSchema, required=False)
-    @blp.response(200, WebhookSchema)
-    @operation("updateWebhook", role="admin", errors=(404, 410, 422))
-    def patch(self, changes, webhook):
+    @views.updating(checked=_checked, errors=(404, 410, 422))
+    def patch(self):
         """Change a webhook
 
         `url`, `filter`, `description`, `active`. Set `active` to true to
         resume an inactive webhook where it stopped (410 when the feed no
         longer keeps that point)."""
-        return get_store().webhooks.update(webhook, _checked(changes),
-                                           current_principal().name, current_scope())
 
-    @blp.response(204)
-    @operation("deleteWebhook", role="admin", errors=(404, 422))
-    def delete(self, webhook):
+    @views.deleting()
+    def delete(self):
         """Delete a webhook and its delivery log"""
-        get_store().webhooks.delete(webhook, scope=current_scope())
 
 
 @blp.route("/<webhook>/deliveries")

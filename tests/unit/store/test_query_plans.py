@@ -85,7 +85,7 @@ def test_organization_scoped_list_uses_the_scope_index(store, estate):
 def test_scans_of_a_cluster_are_an_id_range(store, estate):
     _, clusters = estate
     cluster_id = clusters[0]["id"]
-    assert_index_bounded(plan_of(store.scans, lambda: store.scans.list_of_cluster(
+    assert_index_bounded(plan_of(store.scans, lambda: store.scans.list_under(
         cluster_id, PageRequest(LIMIT, after=f"{cluster_id}/001700000200"))))
 
 
@@ -122,7 +122,7 @@ def test_every_ordering_is_an_index_range_at_any_depth(store, estate, tokens, na
 def test_scans_newest_first_are_an_id_range(store, estate):
     _, clusters = estate
     cluster_id = clusters[0]["id"]
-    assert_index_bounded(plan_of(store.scans, lambda: store.scans.list_of_cluster(
+    assert_index_bounded(plan_of(store.scans, lambda: store.scans.list_under(
         cluster_id, PageRequest(LIMIT, after=f"{cluster_id}/001700000200", backwards=True))))
 
 

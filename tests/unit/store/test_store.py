@@ -39,7 +39,7 @@ def test_scan_pages_stay_inside_their_clusters_key_range(store, tree):
     _, _, cluster, _ = tree
     recorder = RecordingCollection(store.scans.collection)
     store.scans.collection = recorder
-    store.scans.list_of_cluster(cluster["id"], PageRequest(5))
+    store.scans.list_under(cluster["id"], PageRequest(5))
     (query,), options = recorder.finds[0]
     assert query["_id"] == {"$gt": f"{cluster['id']}/", "$lt": f"{cluster['id']}0"}
     assert options == {"sort": [("_id", 1)], "limit": 6}
