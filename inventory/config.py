@@ -2,7 +2,14 @@
 import os
 
 from inventory.core import outbound
-from inventory.core.caps import DEFAULT_QUOTAS, MAX_BODY_BYTES, WEBHOOK_LEASE
+from inventory.core.caps import (
+    DEFAULT_QUOTAS,
+    MAX_BODY_BYTES,
+    UNSCOPED_WEBHOOKS,
+    WEBHOOK_DELIVERIES_PER_ORGANIZATION,
+    WEBHOOK_DELIVERIES_PER_WORKER,
+    WEBHOOK_LEASE,
+)
 
 
 def _flag(name, default="0"):
@@ -60,6 +67,17 @@ class Config:
         # seconds a worker holds a webhook's delivery: how long a crashed
         # worker's webhooks wait before another worker takes them over
         self.WEBHOOK_LEASE = int(os.environ.get("WEBHOOK_LEASE_SECONDS") or WEBHOOK_LEASE)
+        # Deliveries a process runs at once, and one organization's share of
+        # them (a quarter are kept for organizations that hold none).
+        self.WEBHOOK_DELIVERIES_PER_WORKER = int(
+            os.environ.get("WEBHOOK_DELIVERIES_PER_WORKER") or WEBHOOK_DELIVERIES_PER_WORKER)
+        self.WEBHOOK_DELIVERIES_PER_ORGANIZATION = int(
+            os.environ.get("WEBHOOK_DELIVERIES_PER_ORGANIZATION")
+            or WEBHOOK_DELIVERIES_PER_ORGANIZATION)
+        # Webhooks of unscoped admins (organization null), all together: they
+        # belong to no organization, so no organization's quota counts them.
+        self.QUOTA_UNSCOPED_WEBHOOKS = int(os.environ.get("QUOTA_UNSCOPED_WEBHOOKS")
+                                           or UNSCOPED_WEBHOOKS)
         self.MAX_BODY_BYTES = MAX_BODY_BYTES
         # How long the change feed keeps events (a TTL index on MongoDB).
         self.EVENTS_RETENTION_DAYS = int(os.environ.get("EVENTS_RETENTION_DAYS") or 30)

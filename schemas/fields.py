@@ -72,6 +72,16 @@ class WholeNumber(fields.Integer):
         return super()._validated(value)
 
 
+class JsonBoolean(fields.Boolean):
+    """`true` or `false`, nothing else: marshmallow's Boolean also takes
+    "yes", "on", 1 and their like, which JSON Schema's boolean refuses."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 class Slug(fields.String):
     def __init__(self, **kwargs):
         metadata = {"description": SLUG_DESCRIPTION, "pattern": SLUG_RE.pattern,

@@ -16,7 +16,7 @@ from schemas.common import (
     schema_url_field,
 )
 from schemas.events import EVENT_ID_LENGTH, EVENT_ID_RE
-from schemas.fields import MAX_SAFE_INTEGER, Text, WholeNumber
+from schemas.fields import MAX_SAFE_INTEGER, JsonBoolean, Text, WholeNumber
 
 _EVENT_ID = {"pattern": EVENT_ID_RE.pattern, "maxLength": EVENT_ID_LENGTH}
 
@@ -47,7 +47,7 @@ class WebhookSchema(BodySchema):
         metadata={"description": "The organization whose events it receives (a scoped "
                   "admin's own); null: every organization's.",
                   "pattern": ORG_ID.pattern.pattern, "maxLength": ORG_ID.max_length})
-    active = fields.Boolean(required=True, metadata={
+    active = JsonBoolean(required=True, metadata={
         "description": "Whether events are delivered. Made false after 24 h of failed "
                        "deliveries (with `inactive_reason`); set true again to resume where "
                        "it stopped (410 if the feed no longer keeps that point)."})

@@ -78,8 +78,12 @@ def rows():
          "inventory/core/caps.py"),
         ("Webhook acknowledgement", f"a 2xx within {caps.WEBHOOK_TIMEOUT:g} s; retried for "
          f"{caps.WEBHOOK_GIVE_UP // 3600} h", "inventory/core/caps.py"),
-        ("Webhook deliveries in flight per worker", f"{caps.WEBHOOK_DELIVERIES_PER_WORKER}, "
-         f"{caps.WEBHOOK_DELIVERIES_PER_ORGANIZATION} per organization", "inventory/core/caps.py"),
+        ("Webhook deliveries in flight per worker (`WEBHOOK_DELIVERIES_PER_WORKER`, "
+         "`WEBHOOK_DELIVERIES_PER_ORGANIZATION`)", f"{config.WEBHOOK_DELIVERIES_PER_WORKER}, "
+         f"{config.WEBHOOK_DELIVERIES_PER_ORGANIZATION} per organization, a quarter kept for "
+         "organizations that hold none", "inventory/config.py"),
+        ("Webhooks of unscoped admins, all together (`QUOTA_UNSCOPED_WEBHOOKS`)",
+         str(config.QUOTA_UNSCOPED_WEBHOOKS), "inventory/config.py"),
     ]
 
 

@@ -53,8 +53,15 @@ WEBHOOK_TIMEOUT = 10.0
 WEBHOOK_BACKOFF = (5, 30, 120, 600, 1800, 3600, 2 * 3600, 4 * 3600, 8 * 3600)
 WEBHOOK_GIVE_UP = 24 * 3600
 WEBHOOK_LEASE = 60  # seconds a worker holds a webhook's delivery; renewed as it goes
-WEBHOOK_DELIVERIES_PER_WORKER = 32  # deliveries in flight at once, per process
-WEBHOOK_DELIVERIES_PER_ORGANIZATION = 4  # ... and per organization, per process
+# Deliveries in flight at once, per process, and per organization (its
+# share): a quarter of them are kept for organizations that hold none, so
+# that tenants whose receivers never answer cannot hold every one
+# (WEBHOOK_DELIVERIES_PER_WORKER, ..._PER_ORGANIZATION say otherwise).
+WEBHOOK_DELIVERIES_PER_WORKER = 32
+WEBHOOK_DELIVERIES_PER_ORGANIZATION = 4
+# Webhooks of unscoped admins (of no organization, seeing every one's
+# events), all together, unless QUOTA_UNSCOPED_WEBHOOKS says otherwise.
+UNSCOPED_WEBHOOKS = 20
 WEBHOOK_DELIVERY_LOG = 100  # attempts kept per webhook, newest
 WEBHOOK_RESPONSE_BYTES = 64 * 1024  # of a receiver's answer, read then dropped
 MAX_WEBHOOK_URL = 2048

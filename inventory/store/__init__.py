@@ -95,10 +95,11 @@ class Store:
     named as its resource, wired to its parent and children as declared."""
 
     def __init__(self, db, resources, quota_defaults=None, scan_retention=(365, 1000),
-                 events_retention_days=30, webhook_lease=60):
+                 events_retention_days=30, webhook_lease=60, unscoped_webhooks=None):
         self.db = db
         self.resources = []
-        settings = {"scan_retention": scan_retention, "webhook_lease": webhook_lease}
+        settings = {"scan_retention": scan_retention, "webhook_lease": webhook_lease,
+                    "unscoped_webhooks": unscoped_webhooks}
         for spec, store_class in resources:
             resource = store_class(db)
             resource.configure(settings)
@@ -242,7 +243,8 @@ def init_app(app, config, resources):
     """The store of `config`'s database for `resources` ((spec, store class) pairs)."""
     store = Store(connect(config), resources, config.quota_defaults,
                   (config.SCAN_RETENTION_DAYS, config.SCAN_RETENTION_COUNT),
-                  config.EVENTS_RETENTION_DAYS, config.WEBHOOK_LEASE)
+                  config.EVENTS_RETENTION_DAYS, config.WEBHOOK_LEASE,
+                  config.QUOTA_UNSCOPED_WEBHOOKS)
     store.events.shared = not config.embedded  # other workers and instances write it too
     app.extensions["inventory.store"] = store
     if config.ANNOUNCE:  # serving: publish the events of writers that died, finish their deletes

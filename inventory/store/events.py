@@ -124,6 +124,10 @@ class EventStore:
         # stored. A collection's first sweep in this process reads which
         # records an earlier process left pending.
         self._pending = {}
+        # Called with each commit's organization (None: of none; ALL: not
+        # known), under the feed's lock: they must only note it (the
+        # webhooks' deliverer wakes for the organizations that have webhooks).
+        self.listeners = []
 
     def indexes(self):
         return [([("key", 1)], {"unique": True}),
@@ -257,6 +261,40 @@ class EventStore:
             window=(None if at_head else end,))
         return FeedPage(page.records, page.next_after, end)
 
+    def organizations_after(self, after):
+        """What the webhooks' deliverer follows the feed by: (the last slot
+        of the settled run after slot `after` (within MAX_EXAMINED slots),
+        {organization (None: of none): the slot of its newest event in that
+        run}, whether more follows the run). One read when no slot in it is
+        empty, as every slot is but the newest few for a moment."""
+        query = {"_id": {"$gt": after}} if after else {}
+        docs = self.collection.find(query, {"organization": 1, "gap": 1}, sort=[("_id", 1)],
+                                    limit=pages.MAX_EXAMINED + 1)
+        newest, last = {}, after or None
+        for doc in docs[:pages.MAX_EXAMINED]:
+            if last is not None and doc["_id"] != _next_slot_id(last):
+                break  # an empty slot: settled (or not yet) as any reader settles it
+            last = doc["_id"]
+            if not doc.get("gap"):
+                newest[doc.get("organization")] = doc["_id"]
+        else:
+            return last or after, newest, len(docs) > pages.MAX_EXAMINED
+        end, at_head = self._settled_end(after or None)
+        if end is None or end == (after or None):
+            return after, {}, False
+        bounds = {"$lte": end, **({"$gt": after} if after else {})}
+        newest = {}
+        for doc in self.collection.find({"_id": bounds, **VISIBLE}, {"organization": 1},
+                                        sort=[("_id", 1)], limit=pages.MAX_EXAMINED + 1):
+            newest[doc.get("organization")] = doc["_id"]
+        return end, newest, not at_head
+
+    @property
+    def seen_head(self):
+        """The newest slot this process has seen filled ("" before any):
+        what a wait for the next commit waits after."""
+        return self._head or ""
+
     def compile_filter(self, tree, now=None):
         return self.filter_compiler.compile(tree, now) if tree is not None else None
 
@@ -335,6 +373,8 @@ class EventStore:
                 if waiters is not None:
                     waiters.notify_all()
             self._committed.notify_all()
+            for listener in self.listeners:
+                listener(organization)
 
     def wake_all(self):
         """Wake every waiter to look again (a token was revoked): their waits

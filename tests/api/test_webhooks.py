@@ -2,6 +2,7 @@
 loopback (WEBHOOK_ALLOWED_HOSTS lets the tests use http://127.0.0.1)."""
 import socket
 import threading
+import time
 from datetime import datetime, timedelta
 
 import orjson
@@ -302,3 +303,164 @@ def test_resuming_past_the_feeds_retention_is_410(client, inventory, store, rece
     inventory.org(title="kept")
     assert_problem(client.patch(f"/webhooks/{made['id']}", json={"active": True}), 410)
     assert client.get(f"/webhooks/{made['id']}").get_json()["active"] is False
+
+
+@pytest.mark.parametrize("value", ["yes", "true", 1, 0, None, "false"])
+def test_active_is_a_json_boolean_only(client, receiver, value):
+    made = make(client, url=receiver.url)
+    assert_problem(client.patch(f"/webhooks/{made['id']}", json={"active": value}), 422,
+                   "body.active")
+    assert client.get(f"/webhooks/{made['id']}").get_json()["active"] is True
+    assert client.patch(f"/webhooks/{made['id']}", json={"active": False}).get_json()[
+        "active"] is False
+
+
+@pytest.mark.parametrize("config", [make_config(WEBHOOK_ALLOWED_HOSTS=["127.0.0.1"],
+                                                QUOTA_UNSCOPED_WEBHOOKS=2)])
+def test_unscoped_admins_webhooks_count_against_the_service_wide_quota(client, inventory,
+                                                                       receiver):
+    first, _ = make(client, url=receiver.url), make(client, url=receiver.url)
+    body = assert_problem(client.post("/webhooks", json={"url": receiver.url}), 403)
+    assert "webhooks" in body["detail"]
+    org = inventory.org()  # an organization's webhooks count against its own quota
+    assert make(client, url=receiver.url, organization=org["id"])["organization"] == org["id"]
+    assert client.delete(f"/webhooks/{first['id']}").status_code == 204  # frees its seat
+    make(client, url=receiver.url)
+    assert_problem(client.post("/webhooks", json={"url": receiver.url}), 403)
+
+
+def test_unscoped_webhooks_racing_for_the_last_seats_never_pass_the_quota(app, client,
+                                                                        receiver):
+    app.extensions["inventory.store"].webhooks.unscoped_quota = 3
+    statuses, barrier = [], threading.Barrier(8)
+
+    def create():
+        barrier.wait()
+        statuses.append(client.post("/webhooks", json={"url": receiver.url}).status_code)
+    threads = [threading.Thread(target=create) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert sorted(statuses) == [201] * 3 + [403] * 5
+    assert len(client.get("/webhooks").get_json()["results"]) == 3
+
+
+def test_a_webhook_deleted_with_its_organization_receives_none_of_its_events(
+        app, client, inventory, store, receiver, deliverer, monkeypatch):
+    org = inventory.org(title="leaving")
+    admin = client.post("/tokens", json={"name": "a", "role": "admin",
+                                         "organization": org["id"]}).get_json()["token"]
+    make(client_with(app, admin), url=receiver.url)
+    deliver(deliverer)
+    delete_tokens = store.tokens.delete_where
+
+    def then_deliver(query):  # the deliverer runs midway through the cascade
+        delete_tokens(query)
+        deliver(deliverer)
+    monkeypatch.setattr(store.tokens, "delete_where", then_deliver)
+    assert client.delete(f"/organizations/{org['id']}?force=true").status_code == 204
+    deliver(deliverer)
+    assert [orjson.loads(body)["type"] for _, body in receiver.received] == []
+
+
+def test_a_webhook_being_deleted_while_it_delivers_is_sent_nothing_more(
+        client, inventory, store, receiver, deliverer):
+    made = make(client, url=receiver.url)
+    for index in range(5):
+        inventory.org(title=f"o{index}")
+
+    def deleting(_headers, _body):  # its delete begins while the first event is in flight
+        store.webhooks.mark_deleting({"_id": made["id"]})
+    receiver.on_receive = deleting
+    deliver(deliverer)
+    assert len(receiver.received) == 1
+    receiver.on_receive = None
+    assert client.delete(f"/webhooks/{made['id']}").status_code == 204
+    inventory.org(title="later")
+    deliver(deliverer)
+    assert len(receiver.received) == 1
+
+
+def test_other_tenants_writes_cost_a_webhook_no_write(app, client, inventory, store,
+                                                      receiver, deliverer):
+    theirs = [inventory.org(title=f"t{index}") for index in range(3)]
+    for org in theirs:
+        for _ in range(20):
+            make(client, url=receiver.url, organization=org["id"])
+    mine = inventory.org(title="writer")
+    make(client, url=receiver.url, organization=mine["id"], filter='type="nothing.matches"')
+    make(client, url=receiver.url, filter='type="nothing.matches"')  # an unscoped admin's
+    deliver(deliverer)
+    webhooks = store.webhooks.collection
+    before = webhooks.writes
+    deliverer.started.clear()
+    deliverer.start()  # the loop, as when serving: it follows the feed
+    try:
+        for index in range(20):
+            assert client.patch(f"/organizations/{mine['id']}",
+                                json={"title": f"w{index}"}).status_code == 200
+        head = store.events.head()
+        deadline = time.monotonic() + 10
+        while (deliverer.followed < head or deliverer.delivering) \
+                and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        deliverer.stop()
+    assert deliverer.followed == head
+    assert webhooks.writes == before  # no claim, advance or release: nothing to deliver
+    assert set(deliverer.started) == {None, mine["id"]}  # only those that may see were woken
+    assert receiver.received == []
+
+
+def test_commits_of_organizations_without_webhooks_do_not_wake_the_deliverer(
+        client, inventory, receiver, deliverer):
+    theirs = inventory.org(title="has webhooks")
+    make(client, url=receiver.url, organization=theirs["id"])
+    quiet = inventory.org(title="has none")
+    deliver(deliverer)
+    deliverer.start()
+    try:
+        time.sleep(0.2)
+        passes = deliverer.passes
+        for index in range(50):
+            client.patch(f"/organizations/{quiet['id']}", json={"title": f"w{index}"})
+        woken = deliverer.passes - passes
+    finally:
+        deliverer.stop()
+    assert woken <= 3  # its own look, once a second, at most; not once a write
+
+
+def test_a_position_far_behind_is_written_once_in_a_batch(client, inventory, store, receiver,
+                                                          deliverer, monkeypatch):
+    from inventory.integrations import webhooks as deliveries
+    monkeypatch.setattr(deliveries, "ADVANCE_BATCH", 5)
+    org = inventory.org(title="quiet")
+    made = make(client, url=receiver.url, organization=org["id"])
+    stored = store.webhooks.collection.find_one({"_id": made["id"]})["_position"]
+    deliver(deliverer)
+    before = store.webhooks.collection.writes
+    for index in range(10):
+        inventory.org(title=f"other-{index}")
+    deliver(deliverer)  # the sweep: nothing of its organization since its position
+    doc = store.webhooks.collection.find_one({"_id": made["id"]})
+    assert doc["_position"] == store.events.head() > stored
+    assert store.webhooks.collection.writes == before + 1
+    inventory.platform(org=org["id"], name="its-own")
+    deliver(deliverer)
+    assert [orjson.loads(body)["object"]["name"] for _, body in receiver.received] == ["its-own"]
+
+
+@pytest.mark.parametrize("config", [make_config(WEBHOOK_ALLOWED_HOSTS=["127.0.0.1"],
+                                                QUOTA_UNSCOPED_WEBHOOKS=2)])
+def test_unscoped_webhooks_made_before_the_quota_count_against_it(client, inventory, store,
+                                                                  receiver, deliverer):
+    older = make(client, url=receiver.url)
+    store.webhooks.collection.update_one({"_id": older["id"]},
+                                         {"$unset": {"_seat": "", "_scope": ""}})
+    make(client, url=receiver.url)  # the seat the older one held looks free
+    deliver(deliverer)  # at start, the deliverer gives it a seat and its scope
+    assert_problem(client.post("/webhooks", json={"url": receiver.url}), 403)
+    inventory.org(title="seen")
+    deliver(deliverer)
+    assert len(receiver.received) == 2  # both see it: the older one was given its scope

@@ -12,6 +12,7 @@ class Receiver:
         self.delay = 0.0  # seconds before answering
         self.black_hole = False  # read the request, never answer
         self.redirect_to = None
+        self.on_receive = None  # called with (headers, body) before answering
         self._lock = threading.Lock()
         receiver = self
 
@@ -22,6 +23,8 @@ class Receiver:
                     receiver.received.append(({k.lower(): v for k, v in self.headers.items()},
                                               body))
                     status = receiver.answers.pop(0) if receiver.answers else 204
+                if receiver.on_receive is not None:
+                    receiver.on_receive(receiver.received[-1][0], body)
                 if receiver.black_hole:
                     time.sleep(30)
                     return

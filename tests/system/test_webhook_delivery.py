@@ -104,3 +104,69 @@ def test_a_worker_killed_mid_delivery_loses_and_reorders_nothing(served, receive
     deduplicated = [event for i, event in enumerate(delivered) if i == 0 or event != delivered[i - 1]]
     assert deduplicated == expected
     assert Webhook(made["secret"]).verify(receiver.received[-1][1], receiver.received[-1][0])
+
+
+def test_tenants_whose_receivers_never_answer_never_delay_another_tenants_delivery(tmp_path):
+    """8 tenants, 3 webhooks each, whose receivers never answer (each attempt
+    holds its slot for the 10 s timeout), on 16 slots, 4 a tenant's share:
+    a ninth tenant's webhook gets its event at once."""
+    hole, healthy = Receiver(), Receiver()
+    hole.black_hole = True
+    server = Gunicorn(TOKEN, env={"WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
+                                  "INVENTORY_DATA_DIR": str(tmp_path / "data"),
+                                  "WEBHOOK_DELIVERIES_PER_WORKER": "16",
+                                  "WEBHOOK_DELIVERIES_PER_ORGANIZATION": "4",
+                                  "RATE_LIMIT": "100000 per minute"})
+    try:
+        noisy = [server.request("POST", "/organizations", {"title": f"noisy-{index}"}).body["id"]
+                 for index in range(8)]
+        ninth = server.request("POST", "/organizations", {"title": "ninth"}).body["id"]
+        for org in noisy:
+            for _ in range(3):
+                assert server.request("POST", "/webhooks",
+                                      {"url": hole.url, "organization": org}).status == 201
+        assert server.request("POST", "/webhooks",
+                              {"url": healthy.url, "organization": ninth}).status == 201
+        for org in noisy:
+            server.request("PATCH", f"/organizations/{org}", {"title": "noise"})
+        # the noisy tenants hold what they may: 12 slots (4 kept for others)
+        assert wait_for(lambda: len(hole.received) >= 12, 10), len(hole.received)
+        time.sleep(0.5)
+        assert len(hole.received) == 12
+        written = time.monotonic()
+        server.request("PATCH", f"/organizations/{ninth}", {"title": "healthy"})
+        assert wait_for(lambda: healthy.received, 5)
+        print(f"\nthe ninth tenant's delivery: {(time.monotonic() - written) * 1000:.0f} ms")
+        assert orjson.loads(healthy.received[0][1])["object"]["title"] == "healthy"
+    finally:
+        server.stop()
+        hole.close()
+        healthy.close()
+
+
+def test_an_unanswered_attempt_frees_its_slot_at_the_timeout(tmp_path):
+    """One slot, held by a receiver that never answers: the contract's 10 s
+    timeout ends the attempt and frees it for another tenant's delivery."""
+    hole, healthy = Receiver(), Receiver()
+    hole.black_hole = True
+    server = Gunicorn(TOKEN, env={"WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
+                                  "INVENTORY_DATA_DIR": str(tmp_path / "data"),
+                                  "WEBHOOK_DELIVERIES_PER_WORKER": "1"})
+    try:
+        orgs = [server.request("POST", "/organizations", {"title": title}).body["id"]
+                for title in ("silent", "other")]
+        for org, receiver in zip(orgs, (hole, healthy)):
+            assert server.request("POST", "/webhooks",
+                                  {"url": receiver.url, "organization": org}).status == 201
+        server.request("PATCH", f"/organizations/{orgs[0]}", {"title": "silent still"})
+        assert wait_for(lambda: hole.received, 5)
+        held = time.monotonic()
+        server.request("PATCH", f"/organizations/{orgs[1]}", {"title": "waiting"})
+        assert wait_for(lambda: healthy.received, 15)
+        waited = time.monotonic() - held
+        print(f"\nthe other tenant's delivery, the only slot held: {waited:.1f} s")
+        assert 8 < waited < 13  # the timeout (10 s) ended the attempt, and freed the slot
+    finally:
+        server.stop()
+        hole.close()
+        healthy.close()

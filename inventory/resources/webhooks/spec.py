@@ -19,6 +19,8 @@ SPEC = ResourceSpec(
     read_defaults={"inactive_reason": None, "last_delivered_event": None},
     orderings=Orderings.of("created_on"),
     indexes=(((("organization", 1), ("_id", 1)), {}),
-             # the deliverers' query: active webhooks whose next attempt is due
-             ((("active", 1), ("_next_attempt_at", 1)), {})),
+             # the deliverers' look-up of the webhooks that may see an event
+             ((("_scope", 1), ("_id", 1)), {}),
+             # an unscoped admin's webhook holds one of the service's seats
+             ((("_seat", 1),), {"unique": True, "sparse": True})),
 )
