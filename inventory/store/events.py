@@ -126,8 +126,8 @@ class EventStore:
         self._pending = {}
 
     def indexes(self):
-        return [([("key", 1)], {"unique": True}),
-                ([("at", 1)], {"expireAfterSeconds": int(self.retention.total_seconds())})]
+        """Its indexes but the TTL index on `at` (Store.expiring)."""
+        return [([("key", 1)], {"unique": True})]
 
     # -- making events ------------------------------------------------------
 
