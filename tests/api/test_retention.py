@@ -114,3 +114,24 @@ def test_where_ttl_indexes_are_refused_the_service_sweeps_what_they_would_expire
     assert scans_of(client, cluster) == []
     assert store.events.collection.count_documents({}) == 0
     assert client.get(f"/kubeclusters/{cluster}").status_code == 200  # what is kept stays
+
+
+def test_the_sweep_runs_and_is_said_once_only_where_ttl_indexes_were_refused(
+        store, monkeypatch, caplog):
+    started = []
+
+    class Thread:
+        def __init__(self, target, name, daemon):
+            self.name = name
+
+        def start(self):
+            started.append(self.name)
+    monkeypatch.setattr(store_module.threading, "Thread", Thread)
+    if not FERRETDB:
+        store.start_sweeping_expired()  # TTL indexes held: no sweep, nothing said
+        assert started == [] and "refused TTL" not in caplog.text
+        store.db.settings.update_one({"_id": TTL_REFUSED}, {"$set": {"value": ["scans"]}},
+                                     upsert=True)
+    store.start_sweeping_expired()
+    assert started == ["retention-sweeper"]
+    assert caplog.text.count("The database refused TTL indexes") == 1
