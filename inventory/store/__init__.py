@@ -57,6 +57,12 @@ class _Guarded:
 
     def __getattr__(self, name):
         attribute = getattr(self._target, name)
+        if isinstance(attribute, pymongo.collection.Collection) and \
+                isinstance(self._target, pymongo.collection.Collection):
+            # pymongo answers any name it lacks with a sub-collection
+            # (`<name>.uncopied`): on a collection, that is never what was meant
+            raise AttributeError(f"A collection has no attribute {name!r} (pymongo would "
+                                 f"answer the sub-collection {attribute.name!r}).")
         if isinstance(attribute, (pymongo.collection.Collection, pymongo.database.Database)):
             return _Guarded(attribute)
         if not callable(attribute) or name == "client":
