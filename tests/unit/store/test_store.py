@@ -4,7 +4,7 @@ import pytest
 from inventory.core.errors import HasChildren, ImmutableField, InvalidReference, KeyInUse, NotFound
 from inventory.store.base import DELETING
 from inventory.store.pages import MAX_EXAMINED, PageRequest
-from tests.conftest import REAL_MONGO
+from tests.conftest import FERRETDB, REAL_MONGO
 from tests.support.recording import RecordingCollection
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
@@ -274,6 +274,10 @@ def test_a_token_of_an_organization_deleted_meanwhile_is_refused(store, tree, mo
     assert store.tokens.collection.count_documents({"organization": org["id"]}) == 0
 
 
+@pytest.mark.skipif(FERRETDB, reason="FerretDB 1.24 on SQLite reads a whole collection for "
+                    "any filter but `_id` alone, so each create's conditional writes scan "
+                    "the organizations: 2,500 creates take many minutes (checked on the "
+                    "embedded store and on MongoDB)")
 def test_a_filtered_page_examines_at_most_the_bound_at_scale(store):
     from inventory.core import filtering
 
