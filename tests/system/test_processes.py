@@ -1,8 +1,8 @@
 """Several processes on one database: the Procfile's gunicorn with two
 workers (WEB_CONCURRENCY=2) on MONGODB_URI's server (scripts/wire runs it on
 FerretDB), parallel requests spread over both workers, each round checked
-for the anomalies the store's protocol rules out: a name taken twice, a
-quota overrun, an idempotent create made twice, an event lost, doubled or
+for the anomalies the store's protocol rules out: a name taken twice, an
+idempotent create made twice, an event lost, doubled or
 out of order in the feed. Rounds: half of RACE_ROUNDS (each round
 crosses the wire many times; scripts/wire sets 20)."""
 import os
@@ -37,7 +37,7 @@ def served():
     server = Gunicorn(TOKEN, env={"MONGODB_URI": os.environ["MONGODB_URI"],
                                   "MONGODB_DB": database, "WEB_CONCURRENCY": "2",
                                   "RATE_LIMIT": "1000000 per minute",
-                                  "CONCURRENT_REQUESTS": "0", "QUOTA_CLUSTERS": "5"},
+                                  "CONCURRENT_REQUESTS": "0"},
                       ready="/readyz")
     yield server
     server.stop()
@@ -55,11 +55,13 @@ def feed(served):
         after = events[-1]["id"]
 
 
-def test_two_workers_take_each_name_once_and_hold_the_quota(served):
+def test_two_workers_take_each_name_once(served):
+    """(Quotas under parallel creates are raced in tests/api/test_quotas.py:
+    FerretDB loses concurrent updates of one document, docs/deploy.md.)"""
     org = served.request("POST", "/organizations", {"title": "Acme"}).body["id"]
     platform = served.request("POST", "/kubeplatforms", {"name": "p", "organization": org,
                                                          **PLATFORM}).body["name"]
-    anomalies, requests = Anomalies("two workers: names and quota"), 0
+    anomalies, requests = Anomalies("two workers: names"), 0
     for round_ in range(ROUNDS):
         names = [f"c{round_}-{i % 6}" for i in range(WRITERS)]  # 6 names, two asked twice
         answers = run_together([
@@ -70,9 +72,9 @@ def test_two_workers_take_each_name_once_and_hold_the_quota(served):
         created = [a.body["name"] for a in answers if a.status == 201]
         anomalies.check("a name taken twice", len(created) != len(set(created)))
         anomalies.check("an unexpected answer", [a.status for a in answers
-                                                 if a.status not in (201, 409, 403)])
+                                                 if a.status not in (201, 409)])
         listed = served.request("GET", "/kubeclusters?limit=100").body["results"]
-        anomalies.check("over the quota of 5", len(listed) > 5)
+        anomalies.check("not every name made", len(created) != len(set(names)))
         anomalies.check("listed is not what was created",
                         sorted(c["name"] for c in listed) != sorted(created))
         for name in created:
