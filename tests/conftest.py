@@ -12,6 +12,23 @@ from app import create_app
 from inventory.config import Config
 
 REAL_MONGO = bool(os.environ.get("MONGODB_URI"))
+
+
+def _is_ferretdb():
+    """Whether MONGODB_URI's server is FerretDB (scripts/wire's), not a
+    MongoDB: its buildInfo names its own version."""
+    if not REAL_MONGO:
+        return False
+    import pymongo
+
+    client = pymongo.MongoClient(os.environ["MONGODB_URI"], serverSelectionTimeoutMS=10_000)
+    try:
+        return "ferretdbVersion" in client.admin.command("buildInfo")
+    finally:
+        client.close()
+
+
+FERRETDB = _is_ferretdb()
 # Tests run on the embedded store in memory, whatever the shell sets; those
 # about the journal give it a directory of their own.
 os.environ.pop("INVENTORY_DATA_DIR", None)

@@ -8,6 +8,7 @@ import logging
 import secrets
 import threading
 import time
+from datetime import timedelta
 
 import pymongo
 import pymongo.collection
@@ -19,18 +20,22 @@ from pymongo import ASCENDING
 from inventory.core.caps import DEFAULT_QUOTAS, ENVELOPE_CLUSTERS, ENVELOPE_SCANS
 from inventory.core.errors import HasChildren, Unavailable
 from inventory.store.base import DELETING
-from inventory.store.events import OUTBOX_SINCE, EventStore
-from inventory.store.idempotency import IdempotencyStore
+from inventory.store.events import OUTBOX_SINCE, EventStore, stored_now
+from inventory.store.idempotency import KEEP_FOR, IdempotencyStore
 from inventory.store.quotas import Quotas
 
 log = logging.getLogger(__name__)
+_NOT_IMPLEMENTED = 238  # a server's refusal of what it does not implement (FerretDB)
 
 DELETES_SWEEP_SECONDS = 30.0  # between two looks for deletes no process is finishing
-
-# The store's own collections' indexes; each resource declares its own (its spec).
-INDEXES = {
-    "idempotency": [([("created_at", ASCENDING)], {"expireAfterSeconds": 24 * 3600})],
-}
+# Where the database refuses TTL indexes (FerretDB), the service's own sweep of
+# what they would expire: every RETENTION_SWEEP_SECONDS (MongoDB's TTL monitor
+# runs every 60 s), RETENTION_SLICE records a delete.
+RETENTION_SWEEP_SECONDS = 60.0
+RETENTION_SLICE = 500
+# The settings document create-indexes writes when the database refused a TTL
+# index: the serving processes then sweep (Store.start_sweeping_expired).
+TTL_REFUSED = "ttl-refused"
 
 
 class _Guarded:
@@ -52,6 +57,12 @@ class _Guarded:
 
     def __getattr__(self, name):
         attribute = getattr(self._target, name)
+        if isinstance(attribute, pymongo.collection.Collection) and \
+                isinstance(self._target, pymongo.collection.Collection):
+            # pymongo answers any name it lacks with a sub-collection
+            # (`<name>.uncopied`): on a collection, that is never what was meant
+            raise AttributeError(f"A collection has no attribute {name!r} (pymongo would "
+                                 f"answer the sub-collection {attribute.name!r}).")
         if isinstance(attribute, (pymongo.collection.Collection, pymongo.database.Database)):
             return _Guarded(attribute)
         if not callable(attribute) or name == "client":
@@ -131,16 +142,18 @@ class Store:
         missing order keys is skipped when the declared ones are those the
         last pass recorded: every record since was written with them, and on
         mongomock the pass reads every record."""
-        for name, indexes in INDEXES.items():
-            for keys, options in indexes:
-                self.db[name].create_index(keys, **options)
         for resource in self.listed():
             for keys, options in resource.spec.indexes:
                 resource.collection.create_index(list(keys), **options)
         for keys, options in self.events.indexes():
             self.events.collection.create_index(keys, **options)
-        self._create_ttl_index(self.scans.collection, self.scans.TIME_FIELD,
-                               self.scans.retention_days * 24 * 3600)
+        refused = [collection.name for collection, field, seconds in self.expiring()
+                   if not self._create_ttl_index(collection, field, seconds)]
+        if refused:
+            self.db.settings.update_one({"_id": TTL_REFUSED}, {"$set": {"value": refused}},
+                                        upsert=True)
+        elif self.db.settings.find_one({"_id": TTL_REFUSED}) is not None:  # now held
+            self.db.settings.delete_one({"_id": TTL_REFUSED})
         for resource in self.listed():
             for keys in resource.order_indexes():
                 resource.collection.create_index(keys)
@@ -161,14 +174,75 @@ class Store:
             self.db.settings.update_one({"_id": "order-keys"}, {"$set": {"value": declared}},
                                         upsert=True)
 
+    def expiring(self):
+        """(collection, field, seconds): the records kept for a time after
+        the date in `field`, each expired by a TTL index (or the sweep)."""
+        return [(self.idempotency.collection, "created_at", int(KEEP_FOR.total_seconds())),
+                (self.events.collection, "at", int(self.events.retention.total_seconds())),
+                (self.scans.collection, self.scans.TIME_FIELD,
+                 self.scans.retention_days * 24 * 3600)]
+
     def _create_ttl_index(self, collection, field, seconds):
         """A TTL index, or its new age when it exists with another
-        (SCAN_RETENTION_DAYS changed): MongoDB changes it in place (collMod)."""
+        (SCAN_RETENTION_DAYS changed): MongoDB changes it in place (collMod).
+        False when the database refuses TTL indexes (FerretDB 1.x: code 238,
+        NotImplemented): a plain index on `field` then serves the sweep."""
         try:
             collection.create_index([(field, ASCENDING)], expireAfterSeconds=seconds)
-        except pymongo.errors.OperationFailure:
+        except pymongo.errors.OperationFailure as error:
+            if error.code == _NOT_IMPLEMENTED:
+                collection.create_index([(field, ASCENDING)])
+                return False
             self.db.command("collMod", collection.name, index={
                 "keyPattern": {field: 1}, "expireAfterSeconds": seconds})
+        return True
+
+    def ttl_refused(self):
+        """The collections whose TTL index the database refused at the last
+        create-indexes (their records are swept by the service instead)."""
+        doc = self.db.settings.find_one({"_id": TTL_REFUSED})
+        return (doc or {}).get("value") or []
+
+    def sweep_expired(self, now=None):
+        """Delete what the refused TTL indexes would have expired, a slice of
+        RETENTION_SLICE records at a time, oldest first (a read and a delete
+        by key: no write ever large, whatever is due); how many went.
+        Several processes may sweep at once: a delete of what is gone is a no-op."""
+        refused, now, deleted = set(self.ttl_refused()), now or stored_now(), 0
+        for collection, field, seconds in self.expiring():
+            if collection.name not in refused:
+                continue
+            cutoff = now - timedelta(seconds=seconds)
+            while True:
+                keys = [doc["_id"] for doc in collection.find(
+                    {field: {"$lt": cutoff}}, {"_id": 1}, sort=[(field, ASCENDING)],
+                    limit=RETENTION_SLICE)]
+                if keys:
+                    deleted += collection.delete_many(
+                        {"_id": {"$in": keys}, field: {"$lt": cutoff}}).deleted_count
+                if len(keys) < RETENTION_SLICE:
+                    break
+        return deleted
+
+    def start_sweeping_expired(self):
+        """In this process, for its life, when the database refused TTL
+        indexes: sweep what they would expire, now and every
+        RETENTION_SWEEP_SECONDS; said once, at start."""
+        refused = self.ttl_refused()
+        if not refused:
+            return
+        log.warning("The database refused TTL indexes at create-indexes (%s): this process "
+                    "deletes their expired records itself every %d s.", ", ".join(refused),
+                    RETENTION_SWEEP_SECONDS)
+
+        def run():
+            while True:
+                try:
+                    self.sweep_expired()
+                except Exception:  # the database may be away; try again later
+                    log.exception("Sweeping expired records failed; trying again later.")
+                time.sleep(RETENTION_SWEEP_SECONDS)
+        threading.Thread(target=run, name="retention-sweeper", daemon=True).start()
 
     def listed(self):
         return tuple(self.resources)
@@ -250,6 +324,8 @@ def init_app(app, config, resources):
     if config.ANNOUNCE:  # serving: publish the events of writers that died, finish their deletes
         store.events.start_sweeping()
         store.start_finishing_deletes()
+        if not config.embedded:
+            store.start_sweeping_expired()
     if config.embedded:
         store.create_indexes(unless_known=True)  # no release step runs for it
         if config.journaled:

@@ -130,8 +130,8 @@ class EventStore:
         self.listeners = []
 
     def indexes(self):
-        return [([("key", 1)], {"unique": True}),
-                ([("at", 1)], {"expireAfterSeconds": int(self.retention.total_seconds())})]
+        """Its indexes but the TTL index on `at` (Store.expiring)."""
+        return [([("key", 1)], {"unique": True})]
 
     # -- making events ------------------------------------------------------
 
@@ -142,8 +142,8 @@ class EventStore:
                  "actor": _actor.get(), "subject": subject, "object": dict(record)}
         if organization is not None:
             event["organization"] = organization
-        if changes is not None:
-            event["changes"] = changes
+        if changes is not None:  # stored as a list: its paths are not document keys
+            event["changes"] = [{"field": path, **change} for path, change in changes.items()]
         return event
 
     # -- publishing ---------------------------------------------------------
@@ -354,6 +354,9 @@ class EventStore:
     def _to_api(doc):
         event = {"id": ID_PREFIX + doc["_id"]}
         event.update((k, v) for k, v in doc.items() if k not in ("_id", "key", "at"))
+        if isinstance(event.get("changes"), list):  # {dotted path: {"from", "to"}} in the API
+            event["changes"] = {change["field"]: {"from": change["from"], "to": change["to"]}
+                                for change in event["changes"]}
         return event
 
     # -- waiting ------------------------------------------------------------

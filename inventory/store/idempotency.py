@@ -3,8 +3,10 @@
 A key is reserved by inserting its document (the unique `_id` makes exactly
 one of several racing requests the owner); the owner stores its answer when
 done, or removes the reservation when it failed so that a retry can run.
-A TTL index expires keys on MongoDB; reads also ignore expired ones, since
-the TTL monitor runs only once a minute (and not at all in the embedded store).
+A TTL index expires keys on MongoDB (or the service's sweep, where the server
+refuses TTL indexes: inventory.store.Store.sweep_expired); reads also ignore
+expired ones, since the TTL monitor runs only once a minute (and not at all
+in the embedded store).
 
 A reservation whose request died (a crash, a killed process) would block its
 key for a day. So a pending reservation holds a lease of LEASE: after it, a

@@ -9,10 +9,11 @@ deletes keep the count with atomic single-document writes only:
 The design, and why: docs/design/quotas.md"""
 from datetime import datetime, timedelta, timezone
 
-from inventory.core.errors import QuotaExceeded
+from inventory.core.errors import Contended, QuotaExceeded
 
 LEASE = timedelta(seconds=60)
 USED, RESERVING, COUNTED = "_used", "_reserving", "_counted"
+RESERVE_TRIES = 20  # a reservation whose organization keeps changing gives up (Contended)
 RECOUNT_TRIES = 20  # a recount racing creates and deletes starts again, this often at most
 
 
@@ -47,27 +48,39 @@ class Quotas:
         """{kind: quota} of an organization document."""
         return {kind: self.limit(doc, kind) for kind in self.kinds}
 
-    def _below_quota(self, kind):
-        return {"$expr": {"$lt": [{"$ifNull": [f"${USED}.{kind}", 0]},
-                                  {"$ifNull": [f"$quotas.{kind}", self.defaults[kind]]}]}}
+    def _still_below_quota(self, doc, kind):
+        """The filter that holds while the organization read as `doc` is
+        below its `kind` quota: its quota as read, its count below it. Plain
+        comparisons, not `$expr` (FerretDB refuses `$expr`'s `$lt`), so the
+        quota is read first and the write is conditional on it."""
+        quota = (doc.get("quotas") or {}).get(kind)
+        return {f"quotas.{kind}": {"$exists": False} if quota is None else quota,
+                f"{USED}.{kind}": {"$not": {"$gte": self.limit(doc, kind)}}}
 
     def reserve(self, org_id, kind, child_id, identity):
         """Count one more `kind` for the organization, reserved for the child
         `child_id` (found by `identity`); QuotaExceeded when it is full;
         False when the organization is gone or being deleted."""
-        for attempt in range(2):
+        healed = False
+        for _ in range(RESERVE_TRIES):
+            doc = self.organizations.find_one({"_id": org_id})
+            if doc is None or doc.get("_deleting"):
+                return False
+            used, limit = (doc.get(USED) or {}).get(kind, 0), self.limit(doc, kind)
+            if used >= limit:
+                if not healed and self.heal(doc, kind):
+                    healed = True
+                    continue
+                raise QuotaExceeded(kind, used, limit)
             reserved = self.organizations.update_one(
-                {"_id": org_id, "_deleting": {"$exists": False}, **self._below_quota(kind)},
+                {"_id": org_id, "_deleting": {"$exists": False},
+                 **self._still_below_quota(doc, kind)},
                 {"$inc": {f"{USED}.{kind}": 1},
                  "$set": {f"{RESERVING}.{kind}.{child_id}": {"at": _now(), "identity": identity}}})
             if reserved.matched_count:
                 return True
-            doc = self.organizations.find_one({"_id": org_id})
-            if doc is None or doc.get("_deleting"):
-                return False
-            if attempt == 0 and self.heal(doc, kind):
-                continue
-            raise QuotaExceeded(kind, (doc.get(USED) or {}).get(kind, 0), self.limit(doc, kind))
+            # filled, deleted or its quota changed since it was read: read again
+        raise Contended("The organization's quota is changing; retry in a moment.")
 
     def settle(self, org_id, kind, child_id):
         """The reserved child is inserted: it is counted from now on. False

@@ -51,6 +51,23 @@ def test_each_accepted_change_is_one_event_with_who_what_and_how(client, invento
     assert ids == sorted(ids) and len(set(ids)) == len(ids)
 
 
+def test_an_events_changes_are_stored_without_dotted_keys(client, inventory, store):
+    """A change's path (labels.owner) is never a document key: FerretDB
+    refuses `.` in keys (the PATCH answered 500 there), and MongoDB's
+    queries and updates cannot address such fields."""
+    inventory.cluster(name="payments", labels={"team": "core"})
+    assert client.patch("/kubeclusters/payments", json={"labels": {"owner": "ops"}}
+                        ).status_code == 200
+
+    def keys(value):
+        if isinstance(value, dict):
+            return [*value, *(k for v in value.values() for k in keys(v))]
+        return [k for v in value for k in keys(v)] if isinstance(value, list) else []
+    stored = store.events.collection.find({"type": "kubecluster.updated"})
+    assert len(stored) == 1 and not [key for key in keys(stored[0]) if "." in key]
+    assert feed(client)[-1]["changes"] == {"labels.owner": {"from": None, "to": "ops"}}
+
+
 def test_a_forced_delete_is_one_event_per_record_it_removes_and_none_per_scan(client, inventory):
     org = inventory.org()["id"]
     inventory.platform(org=org, name="p1")

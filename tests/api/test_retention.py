@@ -3,8 +3,11 @@ from datetime import timedelta
 
 import pytest
 
+import inventory.store as store_module
+from inventory.store import TTL_REFUSED
+from inventory.store.events import stored_now
 from inventory.store.idempotency import _now
-from tests.conftest import REAL_MONGO, make_config
+from tests.conftest import FERRETDB, REAL_MONGO, make_config
 
 
 @pytest.fixture
@@ -38,6 +41,10 @@ def test_other_clusters_scans_are_untouched(client, inventory):
 
 def test_scans_expire_by_a_ttl_index_after_the_retention_time(client, inventory, store):
     indexes = store.scans.collection.index_information()
+    if FERRETDB:  # it refuses TTL indexes: a plain one serves the service's sweep (below)
+        assert "scans" in store.ttl_refused()
+        assert any(info["key"] == [("_recorded_at", 1)] for info in indexes.values())
+        return
     assert {"key": [("_recorded_at", 1)], "expireAfterSeconds": 30 * 24 * 3600}.items() <= \
         next(info for info in indexes.values() if info["key"] == [("_recorded_at", 1)]).items()
     cluster = inventory.cluster()
@@ -79,3 +86,52 @@ def test_a_large_count_is_trimmed_amortized_and_never_held_past_a_tenth_more(app
     assert len(trims) == 25  # not one trim per scan
     assert max(held) <= 40 + 4 - 1  # at most a tenth more between trims
     assert scans_of(client, cluster)[-1] == 99 and held[-1] == 40  # the newest kept
+
+
+def test_where_ttl_indexes_are_refused_the_service_sweeps_what_they_would_expire(
+        client, inventory, store, monkeypatch):
+    """FerretDB refuses TTL indexes (code 238): create-indexes notes which
+    were refused, and the serving processes delete what they would have
+    expired, oldest first, a slice at a time."""
+    expiring = {collection.name for collection, _, _ in store.expiring()}
+    assert expiring == {"idempotency", "events", "scans"}
+    if FERRETDB:
+        assert set(store.ttl_refused()) == expiring
+    else:  # the embedded store holds them: as create-indexes notes a refusal
+        assert store.ttl_refused() == []
+        store.db.settings.update_one({"_id": TTL_REFUSED}, {"$set": {"value": sorted(expiring)}},
+                                     upsert=True)
+    monkeypatch.setattr(store_module, "RETENTION_SLICE", 2)
+    cluster = inventory.cluster()["name"]
+    for scanned_on in range(5):
+        inventory.scan(cluster, scanned_on)
+    client.post("/organizations", json={"title": "Acme"}, headers={"Idempotency-Key": "k"})
+    events = store.events.collection.count_documents({})
+    assert store.sweep_expired(stored_now() + timedelta(hours=23)) == 0
+    assert store.sweep_expired(stored_now() + timedelta(hours=25)) == 1  # the key: 24 hours
+    assert store.idempotency.collection.count_documents({}) == 0
+    assert store.sweep_expired(stored_now() + timedelta(days=31)) == events + 5  # 30 days each
+    assert scans_of(client, cluster) == []
+    assert store.events.collection.count_documents({}) == 0
+    assert client.get(f"/kubeclusters/{cluster}").status_code == 200  # what is kept stays
+
+
+def test_the_sweep_runs_and_is_said_once_only_where_ttl_indexes_were_refused(
+        store, monkeypatch, caplog):
+    started = []
+
+    class Thread:
+        def __init__(self, target, name, daemon):
+            self.name = name
+
+        def start(self):
+            started.append(self.name)
+    monkeypatch.setattr(store_module.threading, "Thread", Thread)
+    if not FERRETDB:
+        store.start_sweeping_expired()  # TTL indexes held: no sweep, nothing said
+        assert started == [] and "refused TTL" not in caplog.text
+        store.db.settings.update_one({"_id": TTL_REFUSED}, {"$set": {"value": ["scans"]}},
+                                     upsert=True)
+    store.start_sweeping_expired()
+    assert started == ["retention-sweeper"]
+    assert caplog.text.count("The database refused TTL indexes") == 1

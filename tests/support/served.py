@@ -58,9 +58,11 @@ class Gunicorn:
     def __init__(self, token, env=None, log=None, preexec_fn=None, ready="/healthz",
                  timeout=60):
         self.port, self.token = free_port(), token
+        # on the embedded store unless `env` names a MONGODB_URI itself
         environment = {**os.environ, "PORT": str(self.port), "INVENTORY_ADMIN_TOKEN": token,
-                       "WEB_CONCURRENCY": "1", **(env or {})}
+                       "WEB_CONCURRENCY": "1"}
         environment.pop("MONGODB_URI", None)
+        environment.update(env or {})
         self.log = open(str(log).format(port=self.port), "w+") if log is not None else None
         output = self.log if self.log is not None else subprocess.DEVNULL
         self.process = subprocess.Popen(

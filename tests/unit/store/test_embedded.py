@@ -8,6 +8,7 @@ from bson import Timestamp
 from pymongo.errors import DuplicateKeyError
 
 from inventory.embedded.database import LockedCollection
+from tests.conftest import REAL_MONGO
 
 DOCS = [{"_id": "a", "x": 1, "_deleting": True, "nested": {"y": [1, 2]}},
         {"_id": "b", "x": 2, "organization": "o1", "_rev": "r1"},
@@ -476,6 +477,8 @@ def test_unsorted_finds_by_key_match_mongomock(query, projection):
     assert locked.find(query, projection) == list(plain.find(query, projection))
 
 
+@pytest.mark.skipif(REAL_MONGO, reason="the embedded store's own queries (make_config's "
+                    "app is on MONGODB_URI's server when it is set)")
 @pytest.mark.parametrize("what", ["organization", "platform"])
 def test_a_forced_delete_reads_only_what_it_deletes(what):
     """A cascade's `{parent: {"$in": [...]}}` queries are served by the
