@@ -952,10 +952,9 @@ class Journal:
             self._snapshot, self._snapshot_size = number, stat.st_size
             self._snapshot_path = path
             self._files = {path: (*_identity(stat), stat.st_size)}
-            for name in os.listdir(self.directory):
-                match = _FILE.match(name)
-                if match and int(match[2]) < number:  # what the snapshot holds
-                    _remove(os.path.join(self.directory, name))
+            # what the snapshot holds: removed once the manifest names the snapshot
+            stale = [os.path.join(self.directory, name) for name in os.listdir(self.directory)
+                     if (match := _FILE.match(name)) and int(match[2]) < number]
         try:
             self._record_off_the_loop()
         except OSError as error:  # the directory is failing: a fault, however it started
@@ -965,6 +964,12 @@ class Journal:
             else:
                 self._fail(f"the manifest could not be written ({error})")
             return
+        # Unlinking a snapshot of hundreds of megabytes takes the file system
+        # tens of milliseconds: in the thread pool, as the manifest's fsyncs.
+        if self._closing:
+            _remove_all(stale)
+        else:
+            _blocking(_remove_all, stale)
         self._next_compaction = self._compaction_threshold()
         if self._recovering:
             self._recovering, self._failure = False, None
@@ -1128,6 +1133,11 @@ def _size_fault(path, size, written):
         return (f"{path} was written to by another process ({size} bytes; this process "
                 f"wrote {written})")
     return None
+
+
+def _remove_all(paths):
+    for path in paths:
+        _remove(path)
 
 
 def _remove(path):
