@@ -11,6 +11,7 @@ threads, and so do the concurrency tests.
 The design, and why: docs/design/embedded-store.md"""
 import bisect
 import collections
+import contextlib
 import gc
 import heapq
 import operator
@@ -587,15 +588,29 @@ class LockedCollection:
         _SLICE_DOCUMENTS that let others in when a slice's time ran out, as
         a long walk does (100k documents take longer than a hold may). A
         document written meanwhile is seen as its slice reads it."""
-        found, queued = [], False
+        found = []
+        with contextlib.closing(self._document_slices()) as slices:
+            for documents in slices:
+                found.extend(document["_id"] for document in documents if field in document)
+        return found
+
+    def _document_slices(self):
+        """Every document, in lists of _SLICE_DOCUMENTS, read under the
+        lock, which is let go between two lists once a slice's time ran out
+        (the long walks' turns: others go first). A document written
+        meanwhile is read as its slice finds it; one inserted after the
+        pass began is not (as a collection scan that yields, on MongoDB).
+        Close it when done early: the lock is held until then."""
+        queued = False
         _LOCK.acquire()
         try:
+            self._expire()
             keys = list(self._documents())
             slice_ends = time.perf_counter() + _SLICE_SECONDS
             for start in range(0, len(keys), _SLICE_DOCUMENTS):
                 documents = self._documents()
-                found.extend(key for key in keys[start:start + _SLICE_DOCUMENTS]
-                             if field in documents.get(key, ()))
+                yield [documents[key] for key in keys[start:start + _SLICE_DOCUMENTS]
+                       if key in documents]
                 if time.perf_counter() > slice_ends and _LOCK.held_once():
                     queued = self._let_others_in(queued, long=True)
                     slice_ends = time.perf_counter() + _SLICE_SECONDS
@@ -603,7 +618,6 @@ class LockedCollection:
             _LOCK.release()
             if queued:
                 _LONG_WALKS.release()
-        return found
 
     @property
     def uncopied(self):
@@ -695,17 +709,9 @@ class LockedCollection:
         meanwhile is counted as its slice reads it, one inserted after the
         pass began is not (as a collection scan that yields, on MongoDB)."""
         counts = collections.Counter()
-        queued = False
-        _LOCK.acquire()
-        try:
-            self._expire()
-            keys = list(self._documents())
-            slice_ends = time.perf_counter() + _SLICE_SECONDS
-            for start in range(0, len(keys), _SLICE_DOCUMENTS):
-                documents = self._documents()
-                matched = list(filter(matches, [
-                    documents[key] for key in keys[start:start + _SLICE_DOCUMENTS]
-                    if key in documents]))
+        with contextlib.closing(self._document_slices()) as slices:
+            for documents in slices:
+                matched = list(filter(matches, documents))
                 columns = []
                 for first, *rest in paths:
                     values = [document.get(first, _ABSENT) for document in matched]
@@ -718,13 +724,6 @@ class LockedCollection:
                     counts.update(zip(*columns))
                 except TypeError:
                     return None
-                if time.perf_counter() > slice_ends and _LOCK.held_once():
-                    queued = self._let_others_in(queued, long=True)
-                    slice_ends = time.perf_counter() + _SLICE_SECONDS
-        finally:
-            _LOCK.release()
-            if queued:
-                _LONG_WALKS.release()
         return counts
 
     # -- writes by key -------------------------------------------------------
