@@ -28,3 +28,14 @@ def test_the_readme_is_a_front_door_whose_links_exist():
     assert links, "the README links into docs/"
     for link in links:
         assert (ROOT / link).exists(), link
+
+
+@pytest.mark.slow
+def test_the_readmes_docs_command_runs_from_the_checkout():
+    """`scripts/docs` (the README's) installs the docs' requirements and
+    starts mkdocs: here, as far as its help."""
+    readme = (ROOT / "README.md").read_text()
+    assert "`scripts/docs`" in readme
+    ran = subprocess.run([str(ROOT / "scripts" / "docs"), "--help"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0 and "Usage: mkdocs serve" in ran.stdout, ran.stdout + ran.stderr
