@@ -256,12 +256,15 @@ class Store:
         marked at an earlier look. Answers the pairs marked now."""
         found = set()
         for resource in self.listed():
-            for doc in resource.marked(self.events.shared):
-                found.add((resource.spec.name, doc["_id"]))
-                if only is not None and (resource.spec.name, doc["_id"]) not in only:
-                    continue
-                log.warning("Finishing an interrupted delete of %s %r.", resource.kind,
-                            doc["_id"])
+            marked = resource.marked(self.events.shared)
+            found.update((resource.spec.name, doc["_id"]) for doc in marked)
+            due = [doc for doc in marked
+                   if only is None or (resource.spec.name, doc["_id"]) in only]
+            if due:  # one line a kind: a cascade's records are many
+                log.warning("Finishing %d interrupted delete(s) of %ss (%s%s).", len(due),
+                            resource.kind, ", ".join(repr(doc["_id"]) for doc in due[:3]),
+                            ", ..." if len(due) > 3 else "")
+            for doc in due:
                 try:
                     resource.finish_delete(doc)
                 except HasChildren:
