@@ -64,6 +64,7 @@ class ContinuationTokens:
             raise BadContinuation("Not a continuation token of this service.", token)
         return after, now
 
+
 def init_app(app, config, store):
     if config.SECRET_KEY:
         source = lambda: config.SECRET_KEY  # noqa: E731
