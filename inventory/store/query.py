@@ -68,6 +68,21 @@ def _day_value(node):
                        '"2027-01-31", or "+P60D" for days from today', node.text, node.position)
 
 
+def _in_version_ranges(ranges_of):
+    """The query of the clusters whose version key lies in one of
+    `ranges_of(distribution)` for their distribution (what the computed
+    support fields compile into: an index serves it)."""
+    clauses = []
+    for distribution in DISTRIBUTIONS:
+        for low, high in ranges_of(distribution):
+            bounds = {op: key for op, key in (("$gte", low), ("$lt", high)) if key}
+            clauses.append({DISTRIBUTION_FIELD: {"$eq": distribution},
+                            **({VERSION_KEY_FIELD: bounds} if bounds else {})})
+    if not clauses:
+        return _NOTHING
+    return clauses[0] if len(clauses) == 1 else {"$or": clauses}
+
+
 def _successor(prefix):
     """The least string greater than every string starting with `prefix`."""
     while prefix:
@@ -175,15 +190,9 @@ class FilterCompiler:
                                f"{', '.join(STATUSES)})", node.text, node.position)
         if node.op == "!=":
             wanted = set(STATUSES) - wanted
-        day, clauses = today(), []
-        for distribution in DISTRIBUTIONS:
-            for low, high in LIFECYCLES.version_ranges(distribution, wanted, day):
-                bounds = {op: key for op, key in (("$gte", low), ("$lt", high)) if key}
-                clauses.append({DISTRIBUTION_FIELD: {"$eq": distribution},
-                                **({VERSION_KEY_FIELD: bounds} if bounds else {})})
-        if not clauses:
-            return _NOTHING
-        return clauses[0] if len(clauses) == 1 else {"$or": clauses}
+        day = today()
+        return _in_version_ranges(
+            lambda distribution: LIFECYCLES.version_ranges(distribution, wanted, day))
 
     def _support_date(self, node):
         """`support.ends_on` and `support.all_ends_on` are computed too (the
@@ -193,7 +202,7 @@ class FilterCompiler:
         as null: only `!=` and `NOT ...:*` find it."""
         field = node.field.removeprefix("support.")
         if node.value is PRESENT:
-            passes = lambda date: date is not None  # noqa: E731
+            passes = lambda ends: ends is not None  # noqa: E731
         else:
             if node.op == ":" or node.prefix:
                 raise filter_error(f"{node.field} compares with = != < <= > >= and a day "
@@ -201,24 +210,18 @@ class FilterCompiler:
                                    node.text, node.position)
             wanted = _day_value(node)
             if node.op == "!=":
-                passes = lambda date: date != wanted  # noqa: E731
+                passes = lambda ends: ends != wanted  # noqa: E731
             else:
                 compare = _DAY_COMPARE[node.op]
-                passes = lambda date: date is not None and compare(date, wanted)  # noqa: E731
+                passes = lambda ends: ends is not None and compare(ends, wanted)  # noqa: E731
         day = today()
-        clauses = []
-        for distribution in DISTRIBUTIONS:
-            def keep(cycle):
-                date = None if cycle is None else (
-                    cycle.ends_on(day) if field == "ends_on" else cycle.all_ends)
-                return passes(date)
-            for low, high in LIFECYCLES.version_ranges_where(distribution, keep):
-                bounds = {op: key for op, key in (("$gte", low), ("$lt", high)) if key}
-                clauses.append({DISTRIBUTION_FIELD: {"$eq": distribution},
-                                **({VERSION_KEY_FIELD: bounds} if bounds else {})})
-        if not clauses:
-            return _NOTHING
-        return clauses[0] if len(clauses) == 1 else {"$or": clauses}
+
+        def keep(cycle):
+            ends = None if cycle is None else (
+                cycle.ends_on(day) if field == "ends_on" else cycle.all_ends)
+            return passes(ends)
+        return _in_version_ranges(
+            lambda distribution: LIFECYCLES.version_ranges_where(distribution, keep))
 
     def _mismatch(self, node, wanted):
         return filter_error(f"{node.field} is {wanted}; {node.value!r} is not",
