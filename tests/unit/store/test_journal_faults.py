@@ -207,15 +207,21 @@ def test_a_segment_shorter_than_its_synced_size_refuses_the_start_after_a_crash(
     db.journal.close()
 
 
-@pytest.mark.parametrize("lost", [delete_segment, delete_snapshot, "everything but the manifest"])
-def test_a_start_refuses_when_the_manifest_names_files_that_are_gone(tmp_path, lost):
-    directory = tmp_path / "data"
+def _stopped_after_a_compaction(directory):
+    """A data dir stopped cleanly with a snapshot (one record) and a segment
+    after it (another)."""
     db = open_database(directory)
     db.things.insert_one({"_id": 1})
     db.journal.compact()
     assert db.journal.wait_for_compaction()
     db.things.insert_one({"_id": 2})
     db.journal.close()
+
+
+@pytest.mark.parametrize("lost", [delete_segment, delete_snapshot, "everything but the manifest"])
+def test_a_start_refuses_when_the_manifest_names_files_that_are_gone(tmp_path, lost):
+    directory = tmp_path / "data"
+    _stopped_after_a_compaction(directory)
     if lost == "everything but the manifest":
         for name in os.listdir(directory):
             if name != "manifest.json":
@@ -247,12 +253,7 @@ def test_a_start_after_a_fault_whose_snapshot_never_landed_refuses(tmp_path, mon
 
 
 def test_the_recovery_the_message_names_starts_with_what_is_left(tmp_path):
-    db = open_database(tmp_path)
-    db.things.insert_one({"_id": 1})
-    db.journal.compact()
-    assert db.journal.wait_for_compaction()
-    db.things.insert_one({"_id": 2})
-    db.journal.close()
+    _stopped_after_a_compaction(tmp_path)
     truncate_in_place(tmp_path)
     with pytest.raises(JournalCorrupt):
         open_database(tmp_path)
