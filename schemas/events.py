@@ -11,6 +11,7 @@ from schemas.common import (
     continue_field,
     envelope,
     filter_field,
+    format_field,
     limit_field,
     order_by_field,
 )
@@ -59,6 +60,7 @@ EventListSchema = envelope("EventList", EventSchema)
 class EventListArgsSchema(Schema):
     limit = limit_field()
     continue_ = continue_field()
+    format_ = format_field()
     filter = filter_field(
         ['type="kubecluster.*"', 'subject="/kubeclusters/payments"',
          'actor="scanner-eu" AND occurred_on>="2026-11-01T00:00:00Z"'],

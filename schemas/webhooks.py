@@ -10,6 +10,7 @@ from schemas.common import (
     BodySchema,
     continue_field,
     envelope,
+    format_field,
     limit_field,
     list_args,
     request_schema,
@@ -107,3 +108,4 @@ WebhookDeliveryListSchema = envelope("WebhookDeliveryList", WebhookDeliverySchem
 class WebhookDeliveryListArgsSchema(Schema):
     limit = limit_field()
     continue_ = continue_field()
+    format_ = format_field()
