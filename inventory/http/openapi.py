@@ -186,8 +186,7 @@ def _complete_operation(operation, declared):
         if declared.links and status.startswith("2"):
             response["links"] = _links(declared)
         if declared.csv and status == "200":
-            response["content"][CSV] = {"schema": {
-                "type": "string", "description": CSV_DESCRIPTION}}
+            response["content"][CSV] = {"schema": {"$ref": "#/components/schemas/CsvRows"}}
         if declared.stream and status == "200":
             response["content"][declared.stream] = {"schema": {
                 "type": "string", "description": "Server-Sent Events: each event's `id:` is "
@@ -258,6 +257,8 @@ def complete(document, declarations, cors=""):
         "This deployment, where the document is served from (local, staging or production "
         "alike): the team's own inventory, not a public API.")}]
     components["schemas"].pop("PaginationMetadata", None)  # flask-smorest's; unused here
+    if any(declared.csv for declared in by_id.values()):
+        components["schemas"]["CsvRows"] = {"type": "string", "description": CSV_DESCRIPTION}
     _name_and_exemplify(components["schemas"])
     document["info"]["description"] = (
         "An inventory of Kubernetes infrastructure for customers: organizations, their "
