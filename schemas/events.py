@@ -8,6 +8,7 @@ from schemas.common import (
     continue_field,
     envelope,
     filter_field,
+    format_field,
     limit_field,
     order_by_field,
 )
@@ -61,6 +62,7 @@ def event_list_args(orderings):
     class EventListArgsSchema(Schema):
         limit = limit_field()
         continue_ = continue_field()
+        format_ = format_field()
         filter = filter_field(
             ['type="kubecluster.*"', 'subject="/kubeclusters/payments"',
              'actor="scanner-eu" AND occurred_on>="2026-11-01T00:00:00Z"'],

@@ -9,6 +9,7 @@ from schemas.common import (
     BodySchema,
     continue_field,
     envelope,
+    format_field,
     limit_field,
     request_schema,
     schema_url_field,
@@ -105,3 +106,4 @@ WebhookDeliveryListSchema = envelope("WebhookDeliveryList", WebhookDeliverySchem
 class WebhookDeliveryListArgsSchema(Schema):
     limit = limit_field()
     continue_ = continue_field()
+    format_ = format_field()

@@ -29,6 +29,7 @@ from flask import url_for
 
 from inventory.http.auth import current_principal, current_scope
 from inventory.http.conditional import if_match, read, with_etag
+from inventory.http.csv_export import RecordColumns
 from inventory.http.lists import list_page
 from inventory.http.operations import operation
 from inventory.store import get_store
@@ -90,17 +91,21 @@ class ResourceViews:
 
     def listing(self, **declared):
         """GET on the collection: a page of records (`filter`, `order_by`,
-        `limit`, `continue`)."""
+        `limit`, `continue`), or the whole match as CSV (`format=csv` or
+        `Accept: text/csv`), in columns flattened from the record's schema."""
         name, orderings = self.spec.name, self.spec.orderings
         declared = {"operation_id": f"list{self.name}s", "role": self.reader,
-                    "errors": (404, 422) if self.parent else (422,), **declared}
+                    "errors": (404, 422) if self.parent else (422,), "csv": True, **declared}
+        # the records as the JSON pages dump them: the envelope's `results`
+        columns = RecordColumns(self.envelope._declared_fields["results"].inner.schema)
 
         def declare(stub):
             if self.parent is None:
                 list_key = self.spec.path
 
                 def get(view, args):
-                    return list_page(list_key, args, getattr(get_store(), name).list, orderings)
+                    return list_page(list_key, args, getattr(get_store(), name).list, orderings,
+                                     columns, f"{list_key}.csv")
             else:
                 parent, parent_key = self.parent.name, self.parent.path_key.name
                 prefix, suffix = f"{self.parent.path}/", f"/{self.spec.path}"
@@ -112,7 +117,8 @@ class ResourceViews:
                     child = getattr(store, name)
                     under = child.parent_value(found)
                     return list_page(f"{prefix}{under}{suffix}", args,
-                                     partial(child.list_under, under), orderings)
+                                     partial(child.list_under, under), orderings, columns,
+                                     f"{self.parent.path}-{path[parent_key]}-{self.spec.path}.csv")
             return self._declare(stub, get, declared, (200, self.envelope),
                                  (self.list_args, {"location": "query"}))
         return declare
