@@ -7,7 +7,8 @@ is stale (tests/system/test_docs_site.py runs it).
 - `limits` (docs/limits.md): every client-facing limit, from the constants
   the code enforces (the rows: scripts/docs_limits.py);
 - `settings` (docs/configuration.md): every setting, from inventory/config.py;
-- `paths` (docs/guide/api.md): every path and operation, from the OpenAPI document;
+- `paths` (docs/guide/api.md): every path and operation, from the OpenAPI document,
+  with the role each needs (from the operations' declarations);
 - `list-fields` (docs/guide/api.md): each list's `filter` fields and
   `order_by` orderings, from the resources' specs and stores;
 - `group-fields` (docs/fleet.md): the summary's `group_by` fields, from the specs;
@@ -68,12 +69,19 @@ def paths_table():
     app = _the_app()
     with app.app_context():
         document = app.extensions["inventory.http.api"].openapi_document()
+    roles = {declared.operation_id: declared.role
+             for declared in app.extensions["inventory.http.operations"].values()}
     rows = []
     for path, item in document["paths"].items():
-        operations = [f"{method.upper()} {_cell(item[method]['summary'])}"
+        operations = [f"{method.upper()} {_cell(item[method]['summary'])} "
+                      f"({_role(roles[item[method]['operationId']])})"
                       for method in METHODS if method in item]
         rows.append((f"`{path}`", "; ".join(operations)))
-    return _table(("Path", "Operations"), rows)
+    return _table(("Path", "Operations (the least role that may call them)"), rows)
+
+
+def _role(role):
+    return f"`{role}`" if role else "no token"
 
 
 def list_path(spec):
