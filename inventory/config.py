@@ -15,6 +15,7 @@ from inventory.core.caps import (
     WEBHOOK_DELIVERIES_PER_ORGANIZATION,
     WEBHOOK_DELIVERIES_PER_WORKER,
     WEBHOOK_LEASE,
+    WEBHOOK_TIMEOUT,
 )
 
 TRUE = frozenset({"1", "true", "yes", "on"})
@@ -161,8 +162,8 @@ SETTINGS = (
             "none: creates are refused until fewer are held.", int),
     Setting("EVENTS_RETENTION_DAYS", 30, "How long the change feed keeps events (see "
             "[Events](events.md)); a TTL index on MongoDB.", int),
-    Setting("SCAN_RETENTION_DAYS", 365, "Days a scan is kept after it was recorded, by "
-            "`scanned_on` (a TTL index; `create-indexes` changes it in place).", int),
+    Setting("SCAN_RETENTION_DAYS", 365, "Days a scan is kept after it was recorded (whatever "
+            "its `scanned_on`; a TTL index, which `create-indexes` changes in place).", int),
     Setting("SCAN_RETENTION_COUNT", 1000, "Scans kept per cluster, the newest by `scanned_on` "
             "(a cluster's `last_scanned_on` stays whatever its newest scan made it).", int),
     # -- webhooks (see docs/integrations.md)
@@ -187,7 +188,7 @@ SETTINGS = (
             attribute="WEBHOOK_LEASE"),
     Setting("WEBHOOK_DELIVERIES_PER_WORKER", WEBHOOK_DELIVERIES_PER_WORKER,
             "Webhook deliveries one process runs at once (each a greenlet and a connection, "
-            "for up to the 10 s timeout). A quarter of them (rounded down) are kept for "
+            f"for up to the {WEBHOOK_TIMEOUT:g} s timeout). A quarter of them (rounded down) are kept for "
             "organizations that hold none: an organization that holds one takes another only "
             "while more than that are free. See [Integrations](integrations.md#webhooks).",
             int),
