@@ -73,8 +73,8 @@ def paths_table():
              for declared in app.extensions["inventory.http.operations"].values()}
     rows = []
     for path, item in document["paths"].items():
-        operations = [f"{method.upper()} {_cell(item[method]['summary'])} "
-                      f"({_role(roles[item[method]['operationId']])})"
+        operations = [f"{method.upper()} {_cell(item[method].get('summary', ''))} "
+                      f"({_role(roles.get(item[method].get('operationId')))})"
                       for method in METHODS if method in item]
         rows.append((f"`{path}`", "; ".join(operations)))
     return _table(("Path", "Operations (the least role that may call them)"), rows)
