@@ -237,7 +237,7 @@ class ResourceViews:
     def deleting(self, *, force=False, **declared):
         """DELETE of one record and everything below it. `force`: it has
         children that refuse an unforced delete (their spec's
-        `refuses_parent_delete`; tests/unit/test_operations.py checks that it
+        `refuses_parent_delete`; tests/unit/http/test_operations.py checks that it
         says so), so it takes `force` (else 409); with `if_match`, only at
         one of If-Match's ETags."""
         name, key = self.spec.name, self.spec.path_key.name
