@@ -79,7 +79,7 @@ def run(argv, environ, stdout):
     try:
         scanned_on = int(time.time())
         body = scan_body(scanned_on, cluster.git_version(), cluster.node_infos(args.page_size),
-                         cluster.kube_proxy(), cluster.metrics_text())
+                         cluster.kube_proxy(), cluster.metrics_lines())
     finally:
         cluster.close()
     if destination is None:

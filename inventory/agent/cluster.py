@@ -200,19 +200,35 @@ class Cluster:
             raise
         return _json(answer.data, "the kube-proxy DaemonSet")
 
-    def metrics_text(self):
-        """The API server's `/metrics` exposition, as text."""
+    def metrics_lines(self):
+        """The API server's `/metrics` exposition, line by line as it
+        arrives: it can be tens of MiB, of which the scan keeps a few
+        hundred lines, so it is never held whole."""
         def call():
             request = self.api.param_serialize(
                 method="GET", resource_path="/metrics",
                 header_params={"Accept": "text/plain; version=0.0.4", **self.api.default_headers},
                 auth_settings=["BearerToken"])
             answer = self.api.call_api(*request, _request_timeout=self.timeout)
-            answer.read()
             if not 200 <= answer.status <= 299:
+                answer.read()
                 raise ApiException(http_resp=answer)
-            return answer.data
-        return self._read("get /metrics", call).decode("utf-8", "replace")
+            return answer.response
+        response = self._read("get /metrics", call)
+        try:
+            rest = b""
+            for chunk in response.stream(1 << 16):
+                *lines, rest = (rest + chunk).split(b"\n")
+                for line in lines:
+                    yield line.decode("utf-8", "replace")
+            if rest:
+                yield rest.decode("utf-8", "replace")
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            reason = getattr(error, "reason", None) or error
+            raise ClusterError(f"{self.host} could not be reached to read /metrics: "
+                               f"{_one_line(reason)}") from None
+        finally:
+            response.release_conn()
 
 
 def _json(data, what):

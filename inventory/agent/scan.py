@@ -18,7 +18,7 @@ API_LABELS = ("group", "version", "resource", "subresource")
 KUBE_PROXY_CONTAINER = "kube-proxy"
 
 
-def scan_body(scanned_on, git_version, node_infos, kube_proxy_daemonset, metrics_text):
+def scan_body(scanned_on, git_version, node_infos, kube_proxy_daemonset, metrics_lines):
     """The scan to post: what made it, the API server's version, the nodes,
     and the deprecated APIs that were requested."""
     return {
@@ -26,7 +26,7 @@ def scan_body(scanned_on, git_version, node_infos, kube_proxy_daemonset, metrics
         "agent": {"name": NAME, "version": VERSION},
         "server": {"git_version": git_version},
         "nodes": nodes_part(node_infos, kube_proxy_daemonset),
-        "deprecated_api_requests": deprecated_api_requests(metrics_text),
+        "deprecated_api_requests": deprecated_api_requests(metrics_lines),
     }
 
 
@@ -81,13 +81,16 @@ def image_tag(image):
     return last.split(":", 1)[1] if ":" in last else ""
 
 
-def deprecated_api_requests(metrics_text):
+def deprecated_api_requests(metrics_lines):
     """Each deprecated API that was requested (`apiserver_requested_deprecated_apis`),
     with `requests`: the sum of `apiserver_request_total` over every verb,
     code and scope of the same group, version, resource and subresource.
     Both are the answering API server's counts since it started (with
-    several API servers, /metrics is one of them's)."""
-    wanted = _families(metrics_text, {REQUESTED_DEPRECATED_APIS, REQUEST_TOTAL})
+    several API servers, /metrics is one of them's). `metrics_lines`: the
+    exposition's lines, or its whole text."""
+    if isinstance(metrics_lines, str):
+        metrics_lines = metrics_lines.splitlines()
+    wanted = _families(metrics_lines, {REQUESTED_DEPRECATED_APIS, REQUEST_TOTAL})
     removed_in, requests = {}, Counter()
     try:
         for family in text_string_to_metric_families(wanted):
@@ -104,12 +107,12 @@ def deprecated_api_requests(metrics_text):
             for key in sorted(removed_in)]
 
 
-def _families(text, names):
+def _families(lines, names):
     """Only the lines of `names`' families (their HELP, TYPE and samples):
     an API server's /metrics is megabytes of histograms the scan does not
-    read, and the parser need not walk them."""
+    read, and the parser need not walk them (nor memory hold them)."""
     kept = []
-    for line in text.splitlines():
+    for line in lines:
         if line.startswith("#"):
             parts = line.split(None, 3)
             if len(parts) >= 3 and parts[1] in ("HELP", "TYPE") and parts[2] in names:
