@@ -206,6 +206,17 @@ def test_an_expired_continue_token_reads_the_list_again_and_counts_each_node_onc
     assert inventory.posts[0][2]["nodes"]["count"] == 25
 
 
+def test_metrics_larger_than_a_read_are_read_line_by_line_across_reads(env, kube, inventory):
+    filler = "".join(f'apiserver_storage_objects{{resource="thing{i}.example.com"}} {i}\n'
+                     for i in range(20000))  # about 1 MiB before the families read
+    code, out, _ = agent(env, "--dry-run")
+    small = json.loads(out)["deprecated_api_requests"]
+    kube.metrics = filler + kube.metrics + filler
+    code, out, err = agent(env, "--dry-run")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["deprecated_api_requests"] == small and len(small) == 4
+
+
 def test_without_a_kube_proxy_daemonset_no_kube_proxy_version_is_reported(env, kube, inventory):
     kube.daemon_set = None  # kube-proxy replaced (Cilium), or static pods (GKE)
     assert agent(env)[0] == 0
