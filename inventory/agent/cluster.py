@@ -4,8 +4,8 @@ API server's `/metrics`. Each read either answers or raises a
 `ClusterError` (`ConfigurationError` for the way in), never a client
 exception: the command line says each failure in one line.
 
-Only those four reads are made, so the ClusterRole in docs/agent.md grants
-exactly them (tests/unit/agent/test_docs.py holds the two together).
+Only those four reads are made, so the roles in docs/agent.md grant exactly
+them (tests/unit/agent/test_agent_docs.py holds the two together).
 """
 import json
 import logging
@@ -29,13 +29,6 @@ DEFAULT_PAGE_SIZE = 500
 # kube-proxy's version is where kube-proxy really is: its DaemonSet (see
 # `kube_proxy_versions`).
 KUBE_PROXY_NAMESPACE, KUBE_PROXY_NAME = "kube-system", "kube-proxy"
-# The reads, as the ClusterRole in docs/agent.md grants them.
-READS = (
-    ("nonResourceURL", "/version", "get"),
-    ("nonResourceURL", "/metrics", "get"),
-    ("resource", ("", "nodes", None), "list"),
-    ("resource", ("apps", "daemonsets", KUBE_PROXY_NAME), "get"),
-)
 
 
 class NodeInfo(NamedTuple):
@@ -46,7 +39,7 @@ class NodeInfo(NamedTuple):
 
 
 def _configuration(kubeconfig, context, environ):
-    """The client's configuration, and where it came from: the kubeconfig
+    """The client's configuration: the kubeconfig
     named by --kubeconfig or KUBECONFIG (which may list several files, as
     kubectl reads it); else the pod's service account when in a cluster;
     else ~/.kube/config. A kubeconfig's user may be an exec credential
@@ -65,7 +58,7 @@ def _configuration(kubeconfig, context, environ):
             loader.load_and_set(configuration)
         except (ConfigException, OSError) as error:
             raise ConfigurationError(f"in-cluster configuration: {error}") from None
-        return configuration, "the pod's service account"
+        return configuration
     if not path:
         path = str(pathlib.Path(environ.get("HOME") or "~").expanduser() / ".kube" / "config")
         if not pathlib.Path(path).is_file():
@@ -87,7 +80,7 @@ def _configuration(kubeconfig, context, environ):
     if logged.messages:
         raise ConfigurationError(f"kubeconfig {path}: the user's credentials could not be had: "
                                  f"{logged.messages[0]}")
-    return configuration, f"kubeconfig {path}"
+    return configuration
 
 
 class _Logged(logging.Handler):
@@ -108,7 +101,7 @@ class Cluster:
     every request."""
 
     def __init__(self, kubeconfig=None, context=None, environ=None, timeout=30.0):
-        configuration, self.source = _configuration(kubeconfig, context, environ or {})
+        configuration = _configuration(kubeconfig, context, environ or {})
         # Connection errors are retried twice by urllib3; a read that timed
         # out is not (it would only wait as long again).
         configuration.retries = urllib3.Retry(total=2, connect=2, read=0, status=0, other=0,

@@ -16,6 +16,11 @@ REQUESTED_DEPRECATED_APIS = "apiserver_requested_deprecated_apis"
 REQUEST_TOTAL = "apiserver_request_total"
 API_LABELS = ("group", "version", "resource", "subresource")
 KUBE_PROXY_CONTAINER = "kube-proxy"
+# What the inventory accepts of one scan (schemas/scans.py there; a scan
+# past them is refused whole, so the agent keeps within them):
+MAX_NODE_VALUES = 100  # entries of each of `nodes`' maps: the most common are kept
+MAX_NODE_VALUE = 256  # characters of a map's key: a longer value is counted in `count` only
+MAX_DEPRECATED_APIS = 200  # entries of `deprecated_api_requests`: those removed soonest are kept
 
 
 def scan_body(scanned_on, git_version, node_infos, kube_proxy_daemonset, metrics_lines):
@@ -33,9 +38,10 @@ def scan_body(scanned_on, git_version, node_infos, kube_proxy_daemonset, metrics
 def nodes_part(node_infos, kube_proxy_daemonset):
     """The count of nodes, and each version map from a value to how many
     nodes report it (a node that reports no value is counted in `count`
-    only)."""
+    only; past MAX_NODE_VALUES distinct values, the most common are kept)."""
     def tally(values):
-        return dict(sorted(Counter(value for value in values if value).items()))
+        counts = Counter(value for value in values if value and len(value) <= MAX_NODE_VALUE)
+        return dict(sorted(counts.most_common(MAX_NODE_VALUES)))
     return {
         "count": len(node_infos),
         "kubelet_versions": tally(info.kubelet_version for info in node_infos),
@@ -102,9 +108,18 @@ def deprecated_api_requests(metrics_lines):
                     requests[key] += sample.value
     except ValueError as error:
         raise ClusterError(f"the API server's /metrics could not be parsed: {error}") from None
+    kept = sorted(removed_in, key=lambda key: (_release_order(removed_in[key]), key))
     return [{**dict(zip(API_LABELS, key)), "removed_release": removed_in[key],
              "requests": int(requests[key])}
-            for key in sorted(removed_in)]
+            for key in sorted(kept[:MAX_DEPRECATED_APIS])]
+
+
+def _release_order(release):
+    """`1.25` before `1.32` before "" (no removal planned)."""
+    parts = release.lstrip("v").split(".")
+    if not release or not all(part.isdigit() for part in parts):
+        return (1, ())
+    return (0, tuple(int(part) for part in parts))
 
 
 def _families(lines, names):

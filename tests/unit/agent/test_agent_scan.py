@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from inventory.agent import scan
 from inventory.agent.cluster import NodeInfo
 from inventory.agent.failures import ClusterError
 from inventory.agent.scan import deprecated_api_requests, image_tag, kube_proxy_versions, nodes_part
@@ -62,6 +63,35 @@ def test_the_nodes_tallies_count_each_value_and_skip_what_a_node_leaves_empty():
         "count": 3, "kubelet_versions": {"v1.30.1": 2}, "kube_proxy_versions": {},
         "container_runtimes": {"containerd://1.7.2": 1, "cri-o://1.30.1": 1},
         "os_images": {"Ubuntu 22.04.4 LTS": 2}}
+
+
+def test_past_the_inventorys_bounds_the_most_common_values_are_kept():
+    infos = ([NodeInfo("v1.30.1", "containerd://1.7.2", "Ubuntu")] * 3
+             + [NodeInfo(f"v1.30.1-custom.{i}", "", "x" * (scan.MAX_NODE_VALUE + 1))
+                for i in range(scan.MAX_NODE_VALUES + 20)])
+    nodes = nodes_part(infos, None)
+    assert nodes["count"] == len(infos)
+    assert len(nodes["kubelet_versions"]) == scan.MAX_NODE_VALUES
+    assert nodes["kubelet_versions"]["v1.30.1"] == 3
+    assert nodes["os_images"] == {"Ubuntu": 3}  # a value longer than the inventory takes
+
+
+def test_past_the_inventorys_bound_the_deprecated_apis_removed_soonest_are_kept(monkeypatch):
+    monkeypatch.setattr(scan, "MAX_DEPRECATED_APIS", 3)
+    text = "".join(f'apiserver_requested_deprecated_apis{{group="g",removed_release="{release}",'
+                   f'resource="r{i}",subresource="",version="v1beta1"}} 1\n'
+                   for i, release in enumerate(["", "1.40", "1.9", "1.32", "", "1.25"]))
+    kept = deprecated_api_requests(text)
+    assert sorted(api["removed_release"] for api in kept) == ["1.25", "1.32", "1.9"]
+
+
+def test_the_agents_bounds_are_the_inventorys():
+    from schemas import scans
+
+    if not hasattr(scans, "MAX_NODE_VALUES"):
+        pytest.skip("this app's scans take no observations yet (issue 35, item 1)")
+    assert (scan.MAX_NODE_VALUES, scan.MAX_NODE_VALUE, scan.MAX_DEPRECATED_APIS) == \
+        (scans.MAX_NODE_VALUES, scans.MAX_NODE_VALUE, scans.MAX_DEPRECATED_APIS)
 
 
 def test_a_cluster_with_no_nodes_has_a_count_of_zero():
