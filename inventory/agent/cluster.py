@@ -200,7 +200,7 @@ class Cluster:
         def call():
             request = self.api.param_serialize(
                 method="GET", resource_path="/metrics",
-                header_params={"Accept": "text/plain; version=0.0.4", **self.api.default_headers},
+                header_params={"Accept": "text/plain; version=0.0.4"},
                 auth_settings=["BearerToken"])
             answer = self.api.call_api(*request, _request_timeout=self.timeout)
             if not 200 <= answer.status <= 299:

@@ -112,6 +112,8 @@ def _refusal(answer, url, attempt):
                                       for e in errors[:3]) + ")"
     if answer.status == 401:
         text += " (is INVENTORY_TOKEN a live token?)"
+    if 300 <= answer.status <= 399 and answer.headers.get("Location"):
+        text += f" (INVENTORY_URL redirects to {answer.headers['Location']}: use that URL)"
     if attempt > 1:
         text += f" (after {attempt} tries)"
     return _one_line(text)

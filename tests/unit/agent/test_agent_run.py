@@ -396,6 +396,13 @@ def test_a_refused_body_is_exit_4_with_the_locations(env, inventory, pauses):
     assert len(inventory.posts) == 1
 
 
+def test_a_redirect_is_not_followed_and_names_where_it_leads(env, inventory):
+    inventory.answers = [(308, {"Location": "https://inventory.example.com/kubeclusters/payments/scans"},
+                          {})]
+    failed(agent(env), INVENTORY, "308", "redirects to https://inventory.example.com/")
+    assert len(inventory.posts) == 1
+
+
 def test_an_unknown_cluster_is_exit_4(env, inventory):
     inventory.answers = [(404, {}, problem(404, "No kubecluster 'payments'."))]
     failed(agent(env), INVENTORY, "404", "No kubecluster 'payments'.")
