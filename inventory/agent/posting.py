@@ -91,9 +91,12 @@ def _retry_after(value, attempt):
 
 def _answer_json(answer, url):
     try:
-        return json.loads(answer.data)
+        recorded = json.loads(answer.data)
     except ValueError:
-        raise InventoryError(f"{url} answered {answer.status} with a body that is not JSON") from None
+        recorded = None
+    if not isinstance(recorded, dict):
+        raise InventoryError(f"{url} answered {answer.status} with a body that is not a JSON object")
+    return recorded
 
 
 def _refusal(answer, url, attempt):
