@@ -115,6 +115,9 @@ def rows():
          "inventory/core/caps.py"),
         ("A webhook's delivery log", f"the {caps.WEBHOOK_DELIVERY_LOG} newest attempts",
          "inventory/core/caps.py"),
+        ("Records in a list's CSV (`format=csv`)", f"{n(caps.MAX_CSV_ROWS)}, in at most "
+         f"{n(caps.MAX_CSV_COLUMNS)} columns (422 before the first byte past either)",
+         "inventory/core/caps.py"),
         ("Webhook deliveries in flight per worker (`WEBHOOK_DELIVERIES_PER_WORKER`, "
          "`WEBHOOK_DELIVERIES_PER_ORGANIZATION`)", f"{config.WEBHOOK_DELIVERIES_PER_WORKER}, "
          f"{config.WEBHOOK_DELIVERIES_PER_ORGANIZATION} per organization, a quarter kept for "
