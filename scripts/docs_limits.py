@@ -107,6 +107,9 @@ def rows():
          "inventory/core/caps.py"),
         ("Clusters in an integration's answer", n(caps.MAX_INTEGRATION_CLUSTERS),
          "inventory/core/caps.py"),
+        ("Records in a list's CSV (`format=csv`)", f"{n(caps.MAX_CSV_ROWS)}, in at most "
+         f"{n(caps.MAX_CSV_COLUMNS)} columns (422 before the first byte past either)",
+         "inventory/core/caps.py"),
         ("A webhook's `url`", f"{n(caps.MAX_WEBHOOK_URL)} characters", "inventory/core/caps.py"),
         ("Webhook acknowledgement", f"a 2xx within {caps.WEBHOOK_TIMEOUT:g} s (the first "
          f"{caps.WEBHOOK_RESPONSE_BYTES // 1024} KiB of the answer read); retried after "
@@ -114,9 +117,6 @@ def rows():
          + f" (the last repeating) for {caps.WEBHOOK_GIVE_UP // 3600} h",
          "inventory/core/caps.py"),
         ("A webhook's delivery log", f"the {caps.WEBHOOK_DELIVERY_LOG} newest attempts",
-         "inventory/core/caps.py"),
-        ("Records in a list's CSV (`format=csv`)", f"{n(caps.MAX_CSV_ROWS)}, in at most "
-         f"{n(caps.MAX_CSV_COLUMNS)} columns (422 before the first byte past either)",
          "inventory/core/caps.py"),
         ("Webhook deliveries in flight per worker (`WEBHOOK_DELIVERIES_PER_WORKER`, "
          "`WEBHOOK_DELIVERIES_PER_ORGANIZATION`)", f"{config.WEBHOOK_DELIVERIES_PER_WORKER}, "
