@@ -69,3 +69,20 @@ def test_the_names_are_declared_once():
 def test_overrides_win_over_the_environment():
     assert Config({"RATE_LIMIT": "5 per second"}, RATE_LIMIT="9 per hour").RATE_LIMIT == \
         "9 per hour"
+
+
+def test_the_deployment_files_set_only_declared_settings():
+    """app.json (a PaaS's form), compose.yaml and the Procfile name settings
+    that exist: a renamed or made-up one would be silently ignored."""
+    import json
+    import re
+
+    import yaml
+
+    names = {setting.name for setting in SETTINGS}
+    app_json = set(json.loads((ROOT / "app.json").read_text())["env"])
+    compose = set(yaml.safe_load((ROOT / "compose.yaml").read_text())
+                  ["services"]["inventory"]["environment"])
+    procfile = set(re.findall(r"\b([A-Z][A-Z0-9_]+)=", (ROOT / "Procfile").read_text()))
+    assert app_json and compose and procfile
+    assert (app_json | compose | procfile) - names == set()
