@@ -30,9 +30,12 @@ def _docs_limits():
 
 def _limit_constants():
     """`module.NAME` of every limit constant: each `MAX_*` of inventory/ and
-    schemas/, and every constant of inventory/core/caps.py."""
+    schemas/, and every constant of inventory/core/caps.py. (Not the
+    scanning agent's: a client's own bounds, on its page, docs/agent.md.)"""
     found = set()
-    for path in [*(ROOT / "inventory").rglob("*.py"), *(ROOT / "schemas").rglob("*.py")]:
+    service = [path for path in (ROOT / "inventory").rglob("*.py")
+               if path.relative_to(ROOT / "inventory").parts[0] != "agent"]
+    for path in [*service, *(ROOT / "schemas").rglob("*.py")]:
         module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
         for node in ast.parse(path.read_text()).body:
             targets = node.targets if isinstance(node, ast.Assign) else \
