@@ -259,3 +259,17 @@ def test_the_session_is_no_credential_for_the_api(app):
     client = sign_in(app, ADMIN_TOKEN)
     assert client.get("/kubeclusters").status_code == 401
     assert client.post("/organizations", json={"title": "x"}).status_code == 401
+
+
+def test_the_live_list_reads_the_feed_with_its_session(app, client, inventory):
+    """The overview's live list streams `GET /events` itself (one stream per
+    tab, counted as the API's are); the session signs that one operation in."""
+    inventory.org("Watched")
+    signed = sign_in(app, ADMIN_TOKEN)
+    page = signed.get("/events?limit=1")
+    assert page.status_code == 200 and page.get_json()["results"]
+    assert app.test_client().get("/events").status_code == 401
+    token = new_token(client, "reader")
+    reader = sign_in(app, token["token"])
+    client.delete(f"/tokens/{token['id']}")
+    assert reader.get("/events").status_code == 401
