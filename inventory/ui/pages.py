@@ -9,6 +9,7 @@ from urllib.parse import unquote, urlsplit
 
 from flask import Blueprint, g, redirect, render_template, request, url_for
 from flask.views import MethodView
+from markupsafe import Markup
 from werkzeug.exceptions import Forbidden, HTTPException, NotFound
 
 from inventory.core import errors
@@ -29,6 +30,7 @@ CONTENT_SECURITY_POLICY = (
     "frame-ancestors 'none'")
 
 OVERVIEW = "/ui/"
+CLUSTER_PATH = "/ui/clusters/"  # + a name: rows link so, not through url_for each
 FORM_TOKEN_FIELD = "form_token"
 
 
@@ -185,21 +187,25 @@ def age(moment, now=None):
     return "just now"
 
 
-@blp.app_template_filter("utc")
-def utc(value):
-    """(ISO text in UTC, shown text, age) of a time, or None."""
+@blp.app_template_filter("when")
+def when(value):
+    """A time as `<time>` in UTC with its age, or `never`."""
     moment = _as_datetime(value)
     if moment is None:
-        return None
-    return (moment.strftime("%Y-%m-%dT%H:%M:%SZ"), moment.strftime("%Y-%m-%d %H:%M UTC"),
-            age(moment))
+        return Markup('<span class="none">never</span>')
+    return Markup('<time datetime="{}">{}</time> <span class="age">({})</span>').format(
+        moment.strftime("%Y-%m-%dT%H:%M:%SZ"), moment.strftime("%Y-%m-%d %H:%M UTC"),
+        age(moment))
 
 
-@blp.app_template_filter("day")
-def day(value):
-    """(date, age) of a day `YYYY-MM-DD`, or None."""
+@blp.app_template_filter("on_day")
+def on_day(value):
+    """A day `YYYY-MM-DD` as `<time>` with its age, or `not known`."""
     moment = _as_datetime(f"{value}T00:00:00+00:00") if value else None
-    return None if moment is None else (str(value), age(moment))
+    if moment is None:
+        return Markup('<span class="none">not known</span>')
+    return Markup('<time datetime="{}">{}</time> <span class="age">({})</span>').format(
+        value, value, age(moment))
 
 
 @blp.app_context_processor
@@ -207,6 +213,7 @@ def page_context():
     if not request.blueprints or request.blueprints[0] != "ui":
         return {}
     current = g.get("passage")
-    return {"caller": g.get("principal"),
+    return {"caller": g.get("principal"), "cluster_path": CLUSTER_PATH,
+            "clusters_path": CLUSTER_PATH.rstrip("/"),
             "form_token": current.session["form_token"] if current is not None
             and current.session else None}
