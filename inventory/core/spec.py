@@ -80,6 +80,9 @@ class ResourceSpec:
     group_fields: dict = field(default_factory=dict)  # group_by field -> stored fields it is made of
     indexes: tuple = ()  # ((keys, options), ...): keys as ((field, 1), ...)
     quota_kind: str | None = None  # the organization's quota its records count against
+    # the most records of it the embedded store is measured for (its envelope:
+    # docs/sizing.md); counted in /readyz and at start
+    envelope: int | None = None
     refuses_parent_delete: bool = True  # False: deleted with its parent even unforced (tokens)
 
     def __post_init__(self):
