@@ -187,15 +187,18 @@ def age(moment, now=None):
     return "just now"
 
 
+_TIME = '<time datetime="{}">{}</time> <span class="age">({})</span>'
+
+
 @blp.app_template_filter("when")
 def when(value):
-    """A time as `<time>` in UTC with its age, or `never`."""
+    """A time as `<time>` in UTC with its age, or `never` (made of the
+    parsed time's own digits: nothing of the input is copied)."""
     moment = _as_datetime(value)
     if moment is None:
         return Markup('<span class="none">never</span>')
-    return Markup('<time datetime="{}">{}</time> <span class="age">({})</span>').format(
-        moment.strftime("%Y-%m-%dT%H:%M:%SZ"), moment.strftime("%Y-%m-%d %H:%M UTC"),
-        age(moment))
+    return Markup(_TIME.format(moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                               moment.strftime("%Y-%m-%d %H:%M UTC"), age(moment)))
 
 
 @blp.app_template_filter("on_day")
@@ -204,8 +207,8 @@ def on_day(value):
     moment = _as_datetime(f"{value}T00:00:00+00:00") if value else None
     if moment is None:
         return Markup('<span class="none">not known</span>')
-    return Markup('<time datetime="{}">{}</time> <span class="age">({})</span>').format(
-        value, value, age(moment))
+    shown = moment.strftime("%Y-%m-%d")
+    return Markup(_TIME.format(shown, shown, age(moment)))
 
 
 @blp.app_context_processor
