@@ -19,11 +19,13 @@ import re
 import statistics
 import sys
 import time
+from urllib.parse import urlencode
 
 from app import create_app
 from bench.filter_cost import revision
 from bench.seeding import seed
 from inventory.config import Config
+from inventory.ui.views import ENDING_SOONEST
 
 TOKEN = "bench"
 GOAL_MS = 100
@@ -31,8 +33,7 @@ GOAL_MS = 100
 PAGES = {
     "overview /ui/": ("/ui/", [
         "/kubeclusters:summary?group_by=environment,support.status",
-        "/kubeclusters?limit=10&filter=support.status%3D%22ending%22+OR+support.status%3D"
-        "%22extended%22&order_by=version",
+        "/kubeclusters?" + urlencode({"limit": 10, **ENDING_SOONEST}),
         "/kubeclusters?limit=10&order_by=last_scanned_on",
         "/events?limit=10&order_by=occurred_on+desc"]),
     "clusters": ("/ui/clusters", ["/kubeclusters"]),

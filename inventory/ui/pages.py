@@ -3,6 +3,7 @@ so the gate applies the API's layers to it), the headers that confine it to
 the service's own files, form tokens, safe `next=` targets, the error page,
 and the helpers its templates use."""
 import hmac
+import json
 import logging
 from datetime import datetime, timezone
 from urllib.parse import unquote, urlsplit
@@ -185,6 +186,17 @@ def age(moment, now=None):
             text = f"{count} {unit}{'s' if count != 1 else ''}"
             return f"in {text}" if ahead else f"{text} ago"
     return "just now"
+
+
+@blp.app_template_filter("shown")
+def shown(value):
+    """A changed field's old or new value as text: `(none)` for null, JSON
+    for a list or an object."""
+    if value is None:
+        return "(none)"
+    if isinstance(value, (dict, list, bool)):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return value
 
 
 _TIME = '<time datetime="{}">{}</time> <span class="age">({})</span>'

@@ -37,6 +37,13 @@ from inventory.ui.pages import OVERVIEW, page, principal, render, safe_next
 SIGN_IN_COOKIE = "inventory_sign_in"  # the sign-in form's own form token (no session yet)
 SUMMARY_ROWS = 10  # the overview's short lists
 EDITABLE = ("environment", "version", "title", "description", "endpoint")
+# The clusters whose support ends soonest: ordered by that date where the
+# clusters' list can be (order_by support.all_ends_on), else the ones
+# ending or in extended support, lowest versions first (then by date here).
+ENDING_SOONEST = {"filter": 'support.status!="unsupported" AND support.status!="unknown"',
+                  "order_by": "support.all_ends_on"} \
+    if "support.all_ends_on" in CLUSTERS.orderings.fields else \
+    {"filter": 'support.status="ending" OR support.status="extended"', "order_by": "version"}
 
 
 def _quoted(text):
@@ -103,15 +110,13 @@ def overview():
     if "readiness.status" in CLUSTERS.group_fields:  # once scans carry observations
         readiness, _ = store.clusters.summary(
             None, grouping.parse("readiness.status", CLUSTERS.group_fields), scope)
-    ending = _page(store.clusters.list, "kubeclusters", CLUSTERS,
-                   filter='support.status="ending" OR support.status="extended"',
-                   order_by="version")
-    ending.sort(key=lambda record: (record["support"]["ends_on"] or "9999", record["name"]))
+    ending = _page(store.clusters.list, "kubeclusters", CLUSTERS, **ENDING_SOONEST)
+    ending.sort(key=lambda record: (record["support"]["all_ends_on"] or "9999", record["name"]))
     unscanned = _page(store.clusters.list, "kubeclusters", CLUSTERS, order_by="last_scanned_on")
     changes = _page(store.events.page, "events", EVENTS, order_by="occurred_on desc")
     return render("overview.html", total=total, environments=environments, counts=counts,
                   statuses=STATUSES, readiness=readiness, ending=ending[:SUMMARY_ROWS],
-                  unscanned=unscanned, changes=changes,
+                  unscanned=unscanned, changes=changes, ending_query=ENDING_SOONEST,
                   newest=changes[0]["id"] if changes else "",
                   event_types=" ".join(resources.event_types()), quoted=_quoted)
 

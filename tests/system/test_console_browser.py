@@ -47,7 +47,7 @@ def _seed(server):
             "name": name, "organization": org, "control_plane": {"provider": provider},
             "infrastructure": {"cloud": {"provider": "aws" if provider == "eks" else "gcp"}},
         }).status == 201
-    versions = ("1.28.4", "1.29.10", "1.30.6", "1.31.2", "1.32.1", "1.33.0")
+    versions = ("1.30.6", "1.31.2", "1.32.1", "1.33.0", "1.34.1", "1.35.0")
     for number in range(24):
         body = {"name": f"cluster-{number:02}", "platform": ("eks-prod", "gke-edge")[number % 2],
                 "environment": ("production", "staging", "development")[number % 3],
@@ -129,6 +129,12 @@ def check_page(driver, title_words, status=None):
     assert width[0] <= width[1], width
 
 
+def shoot(driver, path):
+    """A screenshot of the page's top, for docs/console.md."""
+    driver.execute_script("window.scrollTo(0, 0)")
+    driver.save_screenshot(str(path))
+
+
 def by_label(driver, text):
     from selenium.webdriver.common.by import By
     label = driver.find_element(By.XPATH, f'//label[normalize-space()="{text}"]')
@@ -167,7 +173,7 @@ def test_a_person_walks_the_console(browser, served, shots):
     driver.get(driver.base + "/ui/clusters")
     assert "/ui/sign-in" in driver.current_url
     check_page(driver, "Sign in")
-    driver.save_screenshot(str(shots / "sign-in.png"))
+    shoot(driver, shots / "sign-in.png")
     by_label(driver, "Token").send_keys(TOKEN)
     button(driver, "Sign in").click()
     wait_for(lambda: "/ui/clusters" in driver.current_url)
@@ -178,7 +184,7 @@ def test_a_person_walks_the_console(browser, served, shots):
     assert driver.find_element(By.TAG_NAME, "h1").text == "Fleet overview"
     assert "Upgrade readiness" in driver.page_source
     check_page(driver, "Fleet overview")
-    driver.save_screenshot(str(shots / "overview.png"))
+    shoot(driver, shots / "overview.png")
 
     # filter, sort, page to the end
     link(driver, "Clusters").click()
@@ -199,7 +205,7 @@ def test_a_person_walks_the_console(browser, served, shots):
     assert len(seen) == len(set(seen)) == 8
     check_page(driver, "Clusters")
     link(driver, "First").click()
-    driver.save_screenshot(str(shots / "clusters.png"))
+    shoot(driver, shots / "clusters.png")
 
     # a bad filter: its error beside the field
     field = by_label(driver, "Filter")
@@ -214,7 +220,7 @@ def test_a_person_walks_the_console(browser, served, shots):
     driver.set_window_size(360, 800)
     driver.get(driver.base + "/ui/clusters")
     check_page(driver, "Clusters")
-    driver.save_screenshot(str(shots / "clusters-360.png"))
+    shoot(driver, shots / "clusters-360.png")
     driver.set_window_size(1280, 1000)
 
     # a cluster, and an edit that meets a change made meanwhile
@@ -222,7 +228,7 @@ def test_a_person_walks_the_console(browser, served, shots):
     wait_for(lambda: driver.title.startswith("Cluster cluster-03"))
     assert "<script>1</script>" in driver.find_element(By.TAG_NAME, "main").text
     check_page(driver, "Cluster cluster-03")
-    driver.save_screenshot(str(shots / "cluster.png"))
+    shoot(driver, shots / "cluster.png")
     link(driver, "Edit").click()
     title = by_label(driver, "Title")
     title.clear()
@@ -231,7 +237,7 @@ def test_a_person_walks_the_console(browser, served, shots):
     button(driver, "Save").click()
     wait_for(lambda: "changed while you edited it" in driver.page_source)
     check_page(driver, "Edit cluster cluster-03", status=412)
-    driver.save_screenshot(str(shots / "edit-conflict.png"))
+    shoot(driver, shots / "edit-conflict.png")
     assert served.request("GET", "/kubeclusters/cluster-03").body["title"] == "Theirs"
 
     # the latest changes, live
@@ -246,7 +252,7 @@ def test_a_person_walks_the_console(browser, served, shots):
     # tokens, for an admin
     link(driver, "Tokens").click()
     check_page(driver, "Tokens")
-    driver.save_screenshot(str(shots / "tokens.png"))
+    shoot(driver, shots / "tokens.png")
 
     # sign out: the pages are closed again
     button(driver, "Sign out").click()
