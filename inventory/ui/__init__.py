@@ -12,9 +12,11 @@ the headers that keep a page from running anything but its own files.
 """
 from inventory.ui import pages, views  # noqa: F401 (the routes, declared at import)
 from inventory.ui.pages import blp
+from inventory.ui.views import Counts
 
 
 def init_app(app):
     """Serve the console; before the API's init_app, whose
     `operations.collect` reads every route's declaration."""
     app.register_blueprint(blp)
+    app.extensions["inventory.ui.counts"] = Counts()

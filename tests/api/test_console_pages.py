@@ -194,7 +194,7 @@ def test_the_overview_summarises_the_fleet(console, inventory):
     text = unescape(response.get_data(as_text=True))
     assert response.status_code == 200
     assert "<title>Fleet overview · Cluster inventory</title>" in text
-    assert "2 clusters" in text
+    assert "2 clusters," in text
     assert 'href="/ui/clusters?filter=environment="production" AND support.status="unsupported"' \
         in text.replace("%3D", "=").replace("%22", '"').replace("+", " ")
     unscanned = text.split('id="unscanned-heading"', 1)[1].split("</section>", 1)[0]
@@ -250,3 +250,13 @@ def test_an_admin_sees_webhooks_and_their_deliveries(console, client, store):
                            data={"form_token": form_token(console)})
     assert resumed.status_code == 303
     assert client.get(f"/webhooks/{made['id']}").get_json()["active"] is True
+
+
+def test_the_overview_counts_again_after_a_while(console, inventory, monkeypatch):
+    from inventory.ui import views
+    inventory.cluster(name="first")
+    assert "1 cluster," in console.get("/ui/").get_data(as_text=True)
+    inventory.cluster(name="second")
+    assert "1 cluster," in console.get("/ui/").get_data(as_text=True)  # kept a moment
+    monkeypatch.setattr(views, "COUNTS_SECONDS", 0)
+    assert "2 clusters," in console.get("/ui/").get_data(as_text=True)
