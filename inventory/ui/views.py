@@ -117,7 +117,8 @@ def overview():
     ending.sort(key=lambda record: (record["support"]["all_ends_on"] or "9999", record["name"]))
     unscanned = _page(store.clusters.list, "kubeclusters", CLUSTERS, order_by="last_scanned_on")
     changes = _page(store.events.page, "events", EVENTS, order_by="occurred_on desc")
-    return render("overview.html", total=total, counted_at=counted_at, environments=environments, counts=counts,
+    return render("overview.html", total=total, counted_at=counted_at,
+                  environments=environments, counts=counts,
                   statuses=STATUSES, readiness=readiness, ending=ending[:SUMMARY_ROWS],
                   unscanned=unscanned, changes=changes, ending_query=ENDING_SOONEST,
                   newest=changes[0]["id"] if changes else "",
