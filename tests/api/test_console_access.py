@@ -273,3 +273,16 @@ def test_the_live_list_reads_the_feed_with_its_session(app, client, inventory):
     reader = sign_in(app, token["token"])
     client.delete(f"/tokens/{token['id']}")
     assert reader.get("/events").status_code == 401
+
+
+def test_sign_in_attempts_count_against_the_address_limit():
+    from app import create_app
+    app = create_app(make_config(RATE_LIMIT_ANONYMOUS="3 per minute"))
+    client = app.test_client()
+    token = FORM_TOKEN.search(client.get("/ui/sign-in").get_data(as_text=True)).group(1)
+    statuses = [client.post("/ui/sign-in", data={"form_token": token, "token": "inv_guess"})
+                .status_code for _ in range(4)]
+    assert statuses == [401, 401, 401, 429]
+    refused = client.post("/ui/sign-in", data={"form_token": token, "token": ADMIN_TOKEN})
+    assert refused.status_code == 429 and refused.headers["Retry-After"]
+    assert "Too many requests" in refused.get_data(as_text=True)
