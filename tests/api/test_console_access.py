@@ -279,9 +279,11 @@ def test_sign_in_attempts_count_against_the_address_limit():
     from app import create_app
     app = create_app(make_config(RATE_LIMIT_ANONYMOUS="3 per minute"))
     client = app.test_client()
-    token = FORM_TOKEN.search(client.get("/ui/sign-in").get_data(as_text=True)).group(1)
-    statuses = [client.post("/ui/sign-in", data={"form_token": token, "token": "inv_guess"})
-                .status_code for _ in range(4)]
+    page, statuses = client.get("/ui/sign-in"), []
+    for _ in range(4):  # each answer's form carries a new form token
+        token = FORM_TOKEN.search(page.get_data(as_text=True)).group(1)
+        page = client.post("/ui/sign-in", data={"form_token": token, "token": "inv_guess"})
+        statuses.append(page.status_code)
     assert statuses == [401, 401, 401, 429]
     refused = client.post("/ui/sign-in", data={"form_token": token, "token": ADMIN_TOKEN})
     assert refused.status_code == 429 and refused.headers["Retry-After"]
