@@ -260,3 +260,21 @@ def test_the_overview_counts_again_after_a_while(console, inventory, monkeypatch
     assert "1 cluster," in console.get("/ui/").get_data(as_text=True)  # kept a moment
     monkeypatch.setattr(views, "COUNTS_SECONDS", 0)
     assert "2 clusters," in console.get("/ui/").get_data(as_text=True)
+
+
+def test_nothing_typed_into_a_form_answers_a_500(console, inventory):
+    inventory.cluster(name="formed")
+    rng = random.Random(3636)
+    alphabet = string.printable + "\u00e9\u2028\U0001f600\x00"
+    token = form_token(console)
+    fields = ["environment", "version", "title", "description", "endpoint", "labels",
+              "revision", "name", "role", "organization", "token", "next"]
+    for _ in range(120):
+        path = rng.choice(["/ui/clusters/formed/edit", "/ui/tokens", "/ui/sign-in"])
+        data = {name: "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+                for name in rng.sample(fields, rng.randint(0, len(fields)))}
+        data["form_token"] = token
+        response = console.post(path, data=data)
+        assert response.status_code < 500, (path, data, response.status_code)
+        if path == "/ui/sign-in":  # a new sign-in form, and the session's form token again
+            token = form_token(console)
