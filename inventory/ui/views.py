@@ -11,10 +11,6 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import NotFound
 
 import schemas.clusters
-import schemas.events
-import schemas.organizations
-import schemas.platforms
-import schemas.scans
 import schemas.tokens
 import schemas.webhooks
 from inventory import resources
@@ -25,12 +21,19 @@ from inventory.core.lifecycle import STATUSES
 from inventory.http import auth, rate_limits
 from inventory.http.auth import SESSION_COOKIE, current_scope
 from inventory.http.lists import page_request
+from inventory.resources.clusters import views as cluster_views
 from inventory.resources.clusters.spec import SPEC as CLUSTERS
+from inventory.resources.events import views as event_views
 from inventory.resources.events.spec import SPEC as EVENTS
+from inventory.resources.organizations import views as organization_views
 from inventory.resources.organizations.spec import SPEC as ORGANIZATIONS
+from inventory.resources.platforms import views as platform_views
 from inventory.resources.platforms.spec import SPEC as PLATFORMS
+from inventory.resources.scans import views as scan_views
 from inventory.resources.scans.spec import SPEC as SCANS
+from inventory.resources.tokens import views as token_views
 from inventory.resources.tokens.spec import SPEC as TOKENS
+from inventory.resources.webhooks import views as webhook_views
 from inventory.resources.webhooks.spec import SPEC as WEBHOOKS
 from inventory.store import get_store
 from inventory.store.sessions import IDLE
@@ -171,27 +174,27 @@ def _list_page(template, title, list_key, args_schema, fetch, orderings, **conte
 @page("/clusters")
 def clusters():
     return _list_page("clusters.html", "Clusters", CLUSTERS.path,
-                      schemas.clusters.KubeClusterListArgsSchema, get_store().clusters.list,
+                      cluster_views.views.list_args, get_store().clusters.list,
                       CLUSTERS.orderings)
 
 
 @page("/platforms")
 def platforms():
     return _list_page("platforms.html", "Platforms", PLATFORMS.path,
-                      schemas.platforms.KubePlatformListArgsSchema, get_store().platforms.list,
+                      platform_views.views.list_args, get_store().platforms.list,
                       PLATFORMS.orderings, quoted=_quoted)
 
 
 @page("/organizations")
 def organizations():
     return _list_page("organizations.html", "Organizations", ORGANIZATIONS.path,
-                      schemas.organizations.OrganizationListArgsSchema,
+                      organization_views.views.list_args,
                       get_store().organizations.list, ORGANIZATIONS.orderings, quoted=_quoted)
 
 
 @page("/changes")
 def changes():
-    return _list_page("changes.html", "Changes", "events", schemas.events.EventListArgsSchema,
+    return _list_page("changes.html", "Changes", "events", event_views.EventListArgsSchema,
                       get_store().events.page, EVENTS.orderings)
 
 
@@ -204,7 +207,7 @@ def cluster(cluster):
     record = store.clusters.to_api(found)
     under = store.scans.parent_value(found)
     scans = lists.read(request.path, f"{CLUSTERS.path}/{under}/{SCANS.path}",
-                       schemas.scans.KubeClusterScanListArgsSchema,
+                       scan_views.views.list_args,
                        partial(store.scans.list_under, under), SCANS.orderings)
     subject = f"/{CLUSTERS.path}/{record['name']}"
     history = _page(store.events.page, "events", EVENTS, filter=f"subject={_quoted(subject)}",
@@ -288,7 +291,7 @@ def tokens():
     """The tokens; a POST makes one, whose secret that answer shows once."""
     store = get_store()
     if request.method == "GET":
-        listing = lists.read(request.path, TOKENS.path, schemas.tokens.TokenListArgsSchema,
+        listing = lists.read(request.path, TOKENS.path, token_views.views.list_args,
                              store.tokens.list, TOKENS.orderings)
         return render("tokens.html", 422 if listing.failed else 200, listing=listing,
                       created=None, errors={}, form={})
@@ -324,7 +327,7 @@ def token_revoke(id):  # noqa: A002 (the tokens' path key is `id`)
 @page("/webhooks", role="admin")
 def webhooks():
     return _list_page("webhooks.html", "Webhooks", WEBHOOKS.path,
-                      schemas.webhooks.WebhookListArgsSchema, get_store().webhooks.list,
+                      webhook_views.views.list_args, get_store().webhooks.list,
                       WEBHOOKS.orderings)
 
 

@@ -1,12 +1,14 @@
 """Every documented limit is the one enforced.
 
 The docs' limits table (docs/limits.md) is generated from the constants the
-code enforces (scripts/docs-limits); the first test fails when it is stale.
+code enforces (scripts/docs-tables; tests/system/test_docs_site.py fails
+when it is stale); the first test fails when a limit constant is on no page.
 Each other case takes the constant and checks it against what the service
 does: a request at the limit passes the limit's check, one past it is
 refused. Limits of the server layer (gunicorn's, for which a served process
 is needed, tests/system/test_serving.py) are checked against gunicorn's
 configuration."""
+import ast
 import importlib.util
 import json
 import pathlib
@@ -26,11 +28,45 @@ def _docs_limits():
     return module
 
 
-def test_the_docs_limits_table_is_made_from_the_constants():
+def _limit_constants():
+    """`module.NAME` of every limit constant: each `MAX_*` of inventory/ and
+    schemas/, and every constant of inventory/core/caps.py."""
+    found = set()
+    for path in [*(ROOT / "inventory").rglob("*.py"), *(ROOT / "schemas").rglob("*.py")]:
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for node in ast.parse(path.read_text()).body:
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, ast.AnnAssign) else []
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id.isupper() and (
+                        target.id.startswith("MAX_") or module == "inventory.core.caps"):
+                    found.add(f"{module}.{target.id}")
+    return found
+
+
+def _constants_read(path):
+    """`module.NAME` of each `alias.NAME` that the file at `path` reads,
+    where `alias` is a module it imports (`from inventory.core import caps`)."""
+    tree = ast.parse(path.read_text())
+    aliases = {alias.asname or alias.name: f"{node.module}.{alias.name}"
+               for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+               for alias in node.names}
+    return {f"{aliases[node.value.id]}.{node.attr}" for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id in aliases}
+
+
+def test_every_limit_constant_is_in_the_limits_table_or_said_why_not():
+    """A limit added to the code is on docs/limits.md (a row of
+    scripts/docs_limits.py) or in its UNSTATED, with the reason."""
     docs_limits = _docs_limits()
-    page = docs_limits.PAGE.read_text()
-    assert docs_limits.rendered(page) == page, "docs/limits.md is stale: run scripts/docs-limits"
-    assert "| Filter length | 2,000 characters |" in page  # the table is there, rendered
+    constants = _limit_constants()
+    assert "inventory.http.parser.MAX_JSON_DEPTH" in constants  # the search finds them
+    read = _constants_read(ROOT / "scripts" / "docs_limits.py")
+    assert not constants - read - set(docs_limits.UNSTATED), \
+        "limits on no page: add a row to scripts/docs_limits.py (or to UNSTATED, saying why)"
+    assert not set(docs_limits.UNSTATED) - constants, "UNSTATED names constants that are gone"
+    assert not set(docs_limits.UNSTATED) & read, "UNSTATED names constants the table states"
 
 
 def test_page_size(client):
