@@ -11,7 +11,7 @@ from flask import request
 from werkzeug.exceptions import HTTPException
 
 from inventory.core.errors import BadContinuation, BadFilter, BadOrdering
-from inventory.http.errors import entries_of, validation_entries
+from inventory.http.errors import RequestError, entries_of, error_entry, validation_entries
 from inventory.http.lists import list_page
 from inventory.http.parser import StrictParser
 
@@ -42,6 +42,11 @@ class Listing:
     def next_link(self):
         return self.link(**{"continue": self.next_token}) if self.next_token else None
 
+    def export_link(self, path):
+        """`path` (the list's CSV) with this page's filter and order: its whole match."""
+        kept = {name: self.query[name] for name in ("filter", "order_by") if self.query.get(name)}
+        return f"{path}?{urlencode(kept)}" if kept else path
+
     def first_link(self):
         return self.link(**{"continue": None})
 
@@ -59,6 +64,23 @@ class Listing:
         if current == f"{name} desc":
             return "descending"
         return None
+
+
+def export(list_key, views, fetch, orderings):
+    """The list's whole match as CSV, as the API's list answers `format=csv`
+    (inventory.http.csv_export: the same walk, columns and bounds, the
+    caller's scope): for the query's `filter` and `order_by`; a 422 (the
+    error page) for a query the list refuses or a match past the bound."""
+    try:
+        args = _parser.parse(views.list_args(), request, location="query")
+    except HTTPException as error:
+        messages = (getattr(error, "data", None) or {}).get("messages", {})
+        entry = (validation_entries(messages) or [error_entry("query", "Not a query this "
+                                                              "list takes.")])[0]
+        raise RequestError(422, entry["location"], entry["message"], entry["value"]) from None
+    args = {name: value for name, value in args.items() if name in ("filter", "order_by")}
+    return list_page(list_key, {**args, "format_": "csv"}, fetch, orderings, views.columns,
+                     f"{list_key}.csv")
 
 
 def read(path, list_key, args_schema, fetch, orderings, extra=()):

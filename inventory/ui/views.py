@@ -175,21 +175,40 @@ def _list_page(template, title, list_key, args_schema, fetch, orderings, **conte
 def clusters():
     return _list_page("clusters.html", "Clusters", CLUSTERS.path,
                       cluster_views.views.list_args, get_store().clusters.list,
-                      CLUSTERS.orderings)
+                      CLUSTERS.orderings, export=url_for("ui.clusters_csv"))
+
+
+@page("/clusters.csv")
+def clusters_csv():
+    return lists.export(CLUSTERS.path, cluster_views.views, get_store().clusters.list,
+                        CLUSTERS.orderings)
+
+
+@page("/platforms.csv")
+def platforms_csv():
+    return lists.export(PLATFORMS.path, platform_views.views, get_store().platforms.list,
+                        PLATFORMS.orderings)
+
+
+@page("/organizations.csv")
+def organizations_csv():
+    return lists.export(ORGANIZATIONS.path, organization_views.views,
+                        get_store().organizations.list, ORGANIZATIONS.orderings)
 
 
 @page("/platforms")
 def platforms():
     return _list_page("platforms.html", "Platforms", PLATFORMS.path,
                       platform_views.views.list_args, get_store().platforms.list,
-                      PLATFORMS.orderings, quoted=_quoted)
+                      PLATFORMS.orderings, quoted=_quoted, export=url_for("ui.platforms_csv"))
 
 
 @page("/organizations")
 def organizations():
     return _list_page("organizations.html", "Organizations", ORGANIZATIONS.path,
                       organization_views.views.list_args,
-                      get_store().organizations.list, ORGANIZATIONS.orderings, quoted=_quoted)
+                      get_store().organizations.list, ORGANIZATIONS.orderings, quoted=_quoted,
+                      export=url_for("ui.organizations_csv"))
 
 
 @page("/changes")

@@ -278,3 +278,43 @@ def test_nothing_typed_into_a_form_answers_a_500(console, inventory):
         assert response.status_code < 500, (path, data, response.status_code)
         if path == "/ui/sign-in":  # a new sign-in form, and the session's form token again
             token = form_token(console)
+
+
+def test_export_csv_streams_the_whole_match_as_the_api_does(console, client, inventory):
+    platform = inventory.platform()["name"]
+    for number in range(25):  # more than a page
+        inventory.cluster(platform, name=f"e{number:02}", labels={"team": f"t{number % 3}"},
+                          environment="production" if number % 5 else "staging")
+    page = console.get('/ui/clusters?filter=environment="production"&order_by=name desc&limit=5')
+    (export,) = links(page.get_data(as_text=True), "Export CSV")
+    assert parse_qs(urlsplit(export).query) == {"filter": ['environment="production"'],
+                                                 "order_by": ["name desc"]}
+    answer = console.get(export)
+    assert answer.status_code == 200 and answer.mimetype == "text/csv"
+    assert 'filename="kubeclusters.csv"' in answer.headers["Content-Disposition"]
+    api = client.get('/kubeclusters?format=csv&filter=environment="production"'
+                     '&order_by=name desc')
+    assert answer.get_data() == api.get_data()  # the API's own export, row for row
+    rows = answer.get_data(as_text=True).splitlines()
+    assert rows[0].startswith("id,name,platform") and "labels.team" in rows[0]
+    assert len(rows) == 1 + 20 and rows[1].split(",")[1] == "e24"
+
+
+def test_export_csv_keeps_the_scope_and_the_bounds(app, console, client, inventory,
+                                                   monkeypatch):
+    acme, other = inventory.org("Acme"), inventory.org("Other")
+    inventory.cluster(inventory.platform(acme["id"])["name"], name="mine")
+    inventory.cluster(inventory.platform(other["id"])["name"], name="theirs")
+    scoped = sign_in(app, new_token(client, "reader", acme["id"])["token"])
+    text = scoped.get("/ui/clusters.csv").get_data(as_text=True)
+    assert "mine" in text and "theirs" not in text
+    bad = console.get("/ui/clusters.csv?filter=nope%3D1")
+    assert bad.status_code == 422 and bad.mimetype == "text/html"
+    assert console.get("/ui/clusters.csv?limit=abc").status_code == 422
+    for path in ("/ui/platforms.csv", "/ui/organizations.csv"):
+        assert console.get(path).mimetype == "text/csv"
+    import inventory.http.csv_export as csv_export
+    monkeypatch.setattr(csv_export, "MAX_CSV_ROWS", 1)
+    refused = console.get("/ui/clusters.csv")
+    assert refused.status_code == 422 and "narrow the filter" in refused.get_data(as_text=True)
+    assert app.test_client().get("/ui/clusters.csv").status_code == 303  # signed out
