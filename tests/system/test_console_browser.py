@@ -207,6 +207,17 @@ def test_a_person_walks_the_console(browser, served, shots):
     link(driver, "First").click()
     shoot(driver, shots / "clusters.png")
 
+    # export the whole match: the file the API's format=csv answers
+    driver.execute_cdp_cmd("Page.setDownloadBehavior", {
+        "behavior": "allow", "downloadPath": str(driver.downloads)})
+    link(driver, "Export CSV").click()
+    exported = wait_for(lambda: [path for path in driver.downloads.glob("*.csv")])
+    wait_for(lambda: exported[0].stat().st_size > 0 and not list(
+        driver.downloads.glob("*.crdownload")))
+    lines = exported[0].read_text().splitlines()
+    assert lines[0].startswith("id,name,platform")
+    assert sorted(line.split(",")[1] for line in lines[1:]) == sorted(seen)
+
     # a bad filter: its error beside the field
     field = by_label(driver, "Filter")
     field.clear()
