@@ -288,3 +288,13 @@ def test_sign_in_attempts_count_against_the_address_limit():
     refused = client.post("/ui/sign-in", data={"form_token": token, "token": ADMIN_TOKEN})
     assert refused.status_code == 429 and refused.headers["Retry-After"]
     assert "Too many requests" in refused.get_data(as_text=True)
+
+
+def test_where_ttl_indexes_are_refused_idle_sessions_are_swept(app, store):
+    from inventory.store import TTL_REFUSED, stored_now
+    store.db.settings.update_one({"_id": TTL_REFUSED}, {"$set": {"value": ["sessions"]}},
+                                 upsert=True)
+    sign_in(app, ADMIN_TOKEN)
+    assert store.sweep_expired(stored_now() + timedelta(minutes=29)) == 0
+    assert store.sweep_expired(stored_now() + session_store.IDLE + timedelta(minutes=1)) == 1
+    assert store.sessions.collection.count_documents({}) == 0
