@@ -33,6 +33,7 @@ def rows():
     from inventory.core import caps, filtering, grouping, ids, labels, ordering, versions
     from inventory.http import conditional, idempotency, parser
     from inventory.store import base, pages, sessions
+    from inventory.store import idempotency as kept_keys
     from schemas import clusters, common, events, organizations, scans
 
     config = Config({})  # the defaults, whatever this shell sets
@@ -74,7 +75,7 @@ def rows():
         ("Error entries listed", f"{caps.MAX_ENTRIES}; an echoed `value` over "
          f"{caps.MAX_VALUE_BYTES // 1024} KiB is shortened", "inventory/core/caps.py"),
         ("`Idempotency-Key`", f"1-{idempotency.MAX_KEY_LENGTH} visible ASCII characters; kept "
-         "24 h", "inventory/http/idempotency.py"),
+         f"{kept_keys.KEEP_FOR.total_seconds() / 3600:g} h", "inventory/http/idempotency.py"),
         ("Summary groups", f"{grouping.MAX_FIELDS} `group_by` fields, "
          f"{grouping.MAX_GROUP_BY} characters; the {n(grouping.MAX_GROUPS)} largest groups "
          "answered", "inventory/core/grouping.py"),

@@ -26,8 +26,11 @@ def _environment_reads(path):
 
 def test_no_module_but_the_config_reads_the_environment():
     """A setting read anywhere else would be missing from the manual's table."""
-    files = [*(ROOT / "inventory").rglob("*.py"), *(ROOT / "schemas").rglob("*.py"),
-             ROOT / "app.py", ROOT / "gunicorn.conf.py"]
+    # (the scanning agent is a client of the service, not the service: its
+    # own variables are documented with it, docs/agent.md)
+    files = [*(path for path in (ROOT / "inventory").rglob("*.py")
+               if "agent" not in path.relative_to(ROOT / "inventory").parts),
+             *(ROOT / "schemas").rglob("*.py"), ROOT / "app.py", ROOT / "gunicorn.conf.py"]
     readers = {str(path.relative_to(ROOT)): _environment_reads(path) for path in files}
     # and in config.py once: Config hands os.environ to the Settings, which
     # read their own variables; a variable read beside them would be undeclared
@@ -66,3 +69,20 @@ def test_the_names_are_declared_once():
 def test_overrides_win_over_the_environment():
     assert Config({"RATE_LIMIT": "5 per second"}, RATE_LIMIT="9 per hour").RATE_LIMIT == \
         "9 per hour"
+
+
+def test_the_deployment_files_set_only_declared_settings():
+    """app.json (a PaaS's form), compose.yaml and the Procfile name settings
+    that exist: a renamed or made-up one would be silently ignored."""
+    import json
+    import re
+
+    import yaml
+
+    names = {setting.name for setting in SETTINGS}
+    app_json = set(json.loads((ROOT / "app.json").read_text())["env"])
+    compose = set(yaml.safe_load((ROOT / "compose.yaml").read_text())
+                  ["services"]["inventory"]["environment"])
+    procfile = set(re.findall(r"\b([A-Z][A-Z0-9_]+)=", (ROOT / "Procfile").read_text()))
+    assert app_json and compose and procfile
+    assert (app_json | compose | procfile) - names == set()

@@ -46,6 +46,26 @@ def test_every_folder_of_the_unit_tests_is_a_folder_of_inventory():
         "tests/unit/<folder> must be named as the folder of inventory/ whose modules it tests"
 
 
+def test_the_layout_names_every_module_of_each_folder():
+    """docs/development/layout.md's row of each folder of inventory/ names
+    its modules (the `*_internals` together), so that the map stays true."""
+    rows = {line.split("|")[1].strip().strip("`").rstrip("/"): line
+            for line in (ROOT / "docs" / "development" / "layout.md").read_text().splitlines()
+            if line.startswith("| `inventory/")}
+    missing = []
+    for folder in INVENTORY.iterdir():
+        if not (folder / "__init__.py").exists() or folder.name == "resources":
+            continue
+        row = rows[f"inventory/{folder.name}"]
+        for module in folder.glob("*.py"):
+            name = module.stem
+            if name == "__init__" or (name.endswith("_internals") and "`*_internals`" in row):
+                continue
+            if f"`{name}`" not in row and f"`{module.name}`" not in row:
+                missing.append(f"{folder.name}/{module.name}")
+    assert missing == [], "name these in docs/development/layout.md"
+
+
 def test_at_most_eight_modules_lie_loose_under_inventory():
     assert len(list(INVENTORY.glob("*.py"))) <= 8
 
