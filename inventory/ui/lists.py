@@ -83,23 +83,19 @@ def export(list_key, views, fetch, orderings):
                      f"{list_key}.csv")
 
 
-def read(path, list_key, args_schema, fetch, orderings, extra=()):
+def read(path, list_key, args_schema, fetch, orderings):
     """The Listing of the list `list_key` for this request's query: the
-    page `fetch(PageRequest)` answers, or the errors that refused it.
-    `extra`: parameters of the page's own besides the list's (left alone)."""
+    page `fetch(PageRequest)` answers, or the errors that refused it."""
     given = {name: value for name, value in request.args.items(multi=False)}
     listing = Listing(path, {name: given.get(name, "") for name in PARAMETERS},
                       sortable=tuple(o.fields[0][0] for o in orderings.declared
                                      if len(o.fields) == 1))
     try:
-        args = _parser.parse(args_schema(), request, location="query",
-                             unknown=None if not extra else "exclude")
+        args = _parser.parse(args_schema(), request, location="query")
     except HTTPException as error:
         messages = (getattr(error, "data", None) or {}).get("messages", {})
         for entry in validation_entries(messages):
-            name = entry["location"].split(".", 1)[-1]
-            if name not in extra:
-                listing.errors[name] = entry["message"]
+            listing.errors[entry["location"].split(".", 1)[-1]] = entry["message"]
         if not listing.errors:
             listing.errors["query"] = "This query is not one this list takes."
         listing.failed = True

@@ -157,10 +157,13 @@ def _counts(store, scope):
     return current_app.extensions["inventory.ui.counts"].get(store, scope)
 
 
-def _page(fetch, list_key, spec, limit=SUMMARY_ROWS, **args):
-    """The records of one bounded page of a list, as the API would list them."""
+def _page(fetch, list_key, spec, limit=SUMMARY_ROWS, more=False, **args):
+    """The records of one bounded page of a list, as the API would list them;
+    with `more`, and whether more may follow (a filtered page examines a
+    bounded number of records: it may be short, even empty, and go on)."""
     asked, _ = page_request(list_key, {"limit": limit, **args}, spec.orderings)
-    return fetch(asked).records
+    page = fetch(asked)
+    return (page.records, page.next_after is not None) if more else page.records
 
 
 # Lists
@@ -229,12 +232,12 @@ def cluster(cluster):
                        scan_views.views.list_args,
                        partial(store.scans.list_under, under), SCANS.orderings)
     subject = f"/{CLUSTERS.path}/{record['name']}"
-    history = _page(store.events.page, "events", EVENTS, filter=f"subject={_quoted(subject)}",
-                    order_by="occurred_on desc", limit=20)
+    history, more = _page(store.events.page, "events", EVENTS, more=True, limit=20,
+                          filter=f"subject={_quoted(subject)}", order_by="occurred_on desc")
     history_link = url_for("ui.changes", filter=f"subject={_quoted(subject)}",
                            order_by="occurred_on desc")
     return render("cluster.html", 422 if scans.failed else 200, record=record, scans=scans,
-                  history=history, history_link=history_link)
+                  history=history, more_history=more, history_link=history_link)
 
 
 def _labels_text(labels):
