@@ -79,8 +79,9 @@ def sign_in():
             if found is None:
                 error, status = "The token is unknown or revoked.", 401
             else:
-                session_id, _ = get_store().sessions.start(found.key,
-                                                            auth.credential_digest(found))
+                sessions = get_store().sessions
+                sessions.end(request.cookies.get(SESSION_COOKIE))  # a new sign-in, a new id
+                session_id, _ = sessions.start(found.key, auth.credential_digest(found))
                 response = redirect(target, 303)
                 response.set_cookie(SESSION_COOKIE, session_id, path="/", httponly=True,
                                     samesite="Lax", secure=request.is_secure)

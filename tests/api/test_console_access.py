@@ -298,3 +298,14 @@ def test_where_ttl_indexes_are_refused_idle_sessions_are_swept(app, store):
     assert store.sweep_expired(stored_now() + timedelta(minutes=29)) == 0
     assert store.sweep_expired(stored_now() + session_store.IDLE + timedelta(minutes=1)) == 1
     assert store.sessions.collection.count_documents({}) == 0
+
+
+def test_signing_in_again_makes_a_new_session_and_ends_the_old_one(app, store):
+    client = sign_in(app, ADMIN_TOKEN)
+    old = client.get_cookie("inventory_session").value
+    sign_in(app, ADMIN_TOKEN, client=client)
+    assert client.get_cookie("inventory_session").value != old
+    assert store.sessions.collection.count_documents({}) == 1
+    stale = app.test_client()
+    stale.set_cookie("inventory_session", old)
+    assert stale.get("/ui/").status_code == 303
