@@ -318,3 +318,17 @@ def test_export_csv_keeps_the_scope_and_the_bounds(app, console, client, invento
     refused = console.get("/ui/clusters.csv")
     assert refused.status_code == 422 and "narrow the filter" in refused.get_data(as_text=True)
     assert app.test_client().get("/ui/clusters.csv").status_code == 303  # signed out
+
+
+def test_a_clusters_readiness_shows_where_its_place_is(console, store, inventory):
+    """Until scans carry observations the place says so; a record with
+    `readiness` (the observations' shape) shows its status and checks."""
+    inventory.cluster(name="ready")
+    store.clusters.collection.update_one({"_id": "ready"}, {"$set": {"readiness": {
+        "target": "1.32", "status": "error", "checks": [
+            {"id": "deprecated-apis", "status": "error", "summary": "<b>2</b> removed APIs",
+             "details": []}]}}})
+    text = console.get("/ui/clusters/ready").get_data(as_text=True)
+    assert "To 1.32" in text and "deprecated-apis" in text and "&lt;b&gt;2&lt;/b&gt;" in text
+    listed = console.get("/ui/clusters").get_data(as_text=True)
+    assert ">error<" in listed
