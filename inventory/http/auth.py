@@ -81,10 +81,12 @@ def credential_digest(principal):
     """What a session keeps of a credential that is no record (the bootstrap
     admin's): a digest of its secret, so that a new secret ends the old
     one's sessions; None for a token (its record is read instead)."""
-    if not is_bootstrap_admin(principal):
-        return None
+    return _admin_digest() if is_bootstrap_admin(principal) else None
+
+
+def _admin_digest():
     admin_token = current_app.extensions["inventory.admin_token"]
-    return hashlib.sha256(admin_token.encode()).hexdigest()
+    return hashlib.sha256(admin_token.encode()).hexdigest() if admin_token else None
 
 
 def _signed_in(passage):
@@ -99,9 +101,9 @@ def _signed_in(passage):
     if session is None:
         return None
     if session["token"] == BOOTSTRAP_ADMIN_KEY:
-        admin_token = current_app.extensions["inventory.admin_token"]
-        if not admin_token or not session["credential"] or not hmac.compare_digest(
-                session["credential"], hashlib.sha256(admin_token.encode()).hexdigest()):
+        expected = _admin_digest()
+        if not expected or not session["credential"] or not hmac.compare_digest(
+                session["credential"], expected):
             return None
         principal = Principal(BOOTSTRAP_ADMIN_KEY, "admin", "admin")
     else:
