@@ -32,7 +32,7 @@ def rows():
     from inventory.config import Config
     from inventory.core import caps, filtering, grouping, ids, labels, ordering, versions
     from inventory.http import conditional, idempotency, parser
-    from inventory.store import base, pages
+    from inventory.store import base, pages, sessions
     from inventory.store import idempotency as kept_keys
     from schemas import clusters, common, events, organizations, scans
 
@@ -125,4 +125,8 @@ def rows():
          "organizations that hold none", "inventory/config.py"),
         ("Webhooks of unscoped admins, all together (`QUOTA_UNSCOPED_WEBHOOKS`)",
          str(config.QUOTA_UNSCOPED_WEBHOOKS), "inventory/config.py"),
+        ("A console session ([The console](console.md))", f"ends unused "
+         f"{_duration(int(sessions.IDLE.total_seconds()))}, at the latest "
+         f"{_duration(int(sessions.LIFETIME.total_seconds()))} after sign-in",
+         "inventory/store/sessions.py"),
     ]

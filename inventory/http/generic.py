@@ -76,6 +76,7 @@ class ResourceViews:
         self.new_schema = getattr(schemas, f"New{name}Schema", None)
         self.parent = parent if spec.nested else None
         self.item_endpoint = None  # `.<the view class that reads one record>`, for Location
+        self.columns = None  # the list's CSV columns, once it is declared
 
     def _declare(self, stub, method, declared, response, arguments=None):
         operation_id = declared.pop("operation_id")
@@ -97,7 +98,9 @@ class ResourceViews:
         declared = {"operation_id": f"list{self.name}s", "role": self.reader,
                     "errors": (404, 422) if self.parent else (422,), "csv": True, **declared}
         # the records as the JSON pages dump them: the envelope's `results`
-        columns = RecordColumns(self.envelope._declared_fields["results"].inner.schema)
+        # (kept: the console's Export CSV writes the same columns)
+        columns = self.columns = RecordColumns(
+            self.envelope._declared_fields["results"].inner.schema)
 
         def declare(stub):
             if self.parent is None:

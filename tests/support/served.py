@@ -53,11 +53,11 @@ class Gunicorn:
     """gunicorn with gunicorn.conf.py on a free port, on the embedded store,
     with `token` as INVENTORY_ADMIN_TOKEN; `env` adds to the environment,
     `log` is a path for its output, `{port}` in it the port (else the output
-    is dropped)."""
+    is dropped); `port`: that one rather than a free one."""
 
     def __init__(self, token, env=None, log=None, preexec_fn=None, ready="/healthz",
-                 timeout=60):
-        self.port, self.token = free_port(), token
+                 timeout=60, port=None):
+        self.port, self.token = port or free_port(), token
         # on the embedded store unless `env` names a MONGODB_URI itself
         environment = {**os.environ, "PORT": str(self.port), "INVENTORY_ADMIN_TOKEN": token,
                        "WEB_CONCURRENCY": "1"}

@@ -9,7 +9,10 @@ from tests.conftest import assert_problem
 
 @pytest.fixture
 def declared(app):
-    return app.extensions["inventory.http.operations"]
+    """The API's operations (the console's pages are declared too, but they
+    answer HTML and are not in the document: tests/api/test_console_*.py)."""
+    return {route: d for route, d in app.extensions["inventory.http.operations"].items()
+            if not d.page}
 
 
 @pytest.fixture
