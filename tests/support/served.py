@@ -38,6 +38,37 @@ def call(port, method, path, body=None, headers=None, token=None, timeout=30):
         connection.close()
 
 
+# Config attributes read from an environment variable of another name, and
+# those no variable sets (environment_of refuses them)
+_VARIABLES = {"DEMO": "INVENTORY_DEMO", "WEBHOOK_LEASE": "WEBHOOK_LEASE_SECONDS"}
+_NOT_FROM_THE_ENVIRONMENT = {"TESTING", "ANNOUNCE", "MAX_BODY_BYTES"}
+
+
+def environment_of(config):
+    """The environment variables that give a served process the settings
+    of `config` (an inventory.config.Config) where they differ from the
+    defaults; ValueError for a setting no variable carries."""
+    from inventory.config import Config
+
+    defaults, variables = Config(), {}
+    for name, value in vars(config).items():
+        if value == getattr(defaults, name, None) or name in ("MONGODB_URI", "MONGODB_DB"):
+            continue
+        if name in _NOT_FROM_THE_ENVIRONMENT:
+            if name == "TESTING":
+                continue
+            raise ValueError(f"{name} is not read from the environment: a served process "
+                             "cannot be given it")
+        if isinstance(value, bool):
+            text = "1" if value else "0"
+        elif isinstance(value, (list, tuple)):
+            text = ",".join(value)
+        else:
+            text = str(value)
+        variables[_VARIABLES.get(name, name)] = text
+    return variables
+
+
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -110,9 +141,11 @@ class Gunicorn:
         self.log.seek(0)
         return self.log.read()
 
-    def stop(self):
+    def stop(self, quick=False):
+        """Stop it: gracefully (SIGTERM), or `quick` (SIGQUIT: gunicorn ends
+        its workers at once, as a test's teardown can)."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            self.process.send_signal(signal.SIGQUIT if quick else signal.SIGTERM)
         self.process.wait(timeout=60)
         if self.log is not None and not self.log.closed:
             self.log.close()
