@@ -20,8 +20,9 @@ ROUNDS = int(os.environ.get("RACE_ROUNDS", "200"))
 # on MONGODB_URI's server as the Procfile serves it, by several processes on
 # one database: gunicorn with two workers (WEB_CONCURRENCY=2), or two
 # gunicorns of one worker each on two ports (two instances, as two dynos),
-# the requests going to each in turn.
-SERVINGS = ("app", "workers", "instances")
+# the requests going to each in turn. RACE_SERVINGS names some (scripts/wire:
+# the two with several processes).
+SERVINGS = tuple(os.environ.get("RACE_SERVINGS", "app,workers,instances").split(","))
 
 
 @pytest.fixture(params=SERVINGS)
@@ -38,11 +39,12 @@ def served(request, app, config):
            "MONGODB_DB": app.extensions["inventory.store"].db.name}  # its indexes made
     concurrency, count = ("2", 1) if request.param == "workers" else ("1", 2)
     servers, failures, lock = [], [], threading.Lock()
+    logs = request.getfixturevalue("tmp_path")
 
     def start():
         try:
             server = Gunicorn(ADMIN_TOKEN, env={**env, "WEB_CONCURRENCY": concurrency},
-                              ready="/readyz")
+                              ready="/readyz", log=logs / "gunicorn-{port}.log")
         except Exception as error:  # noqa: BLE001 (raised below, in the test)
             failures.append(error)
             return

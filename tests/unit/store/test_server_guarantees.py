@@ -49,6 +49,9 @@ def test_rate_limits_are_counted_on_the_server(config, store):
     service's database, through the `limits` library's MongoDB storage
     (inventory.http.rate_limits), with no fallback to this process's memory."""
     counter = RateCounter(*storage(config, store.db.name), fallback=False)
-    items = parse_many("5 per day")
-    assert [counter.hit(items, "caller")[0] for _ in range(7)] == [True] * 5 + [False] * 2
-    assert store.db["rate_limit_windows"].count_documents({}) == 1
+    try:
+        items = parse_many("5 per day")
+        assert [counter.hit(items, "caller")[0] for _ in range(7)] == [True] * 5 + [False] * 2
+        assert store.db["rate_limit_windows"].count_documents({}) == 1
+    finally:  # its client closed now, not by its finaliser as the interpreter exits
+        counter.storage.__del__()
