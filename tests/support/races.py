@@ -44,7 +44,8 @@ def served(request, app, config):
     def start():
         try:
             server = Gunicorn(ADMIN_TOKEN, env={**env, "WEB_CONCURRENCY": concurrency},
-                              ready="/readyz", log=logs / "gunicorn-{port}.log")
+                              ready="/readyz", log=logs / "gunicorn-{port}.log",
+                              timeout=120)  # two at once, on a loaded machine
         except Exception as error:  # noqa: BLE001 (raised below, in the test)
             failures.append(error)
             return
