@@ -38,34 +38,28 @@ def call(port, method, path, body=None, headers=None, token=None, timeout=30):
         connection.close()
 
 
-# Config attributes read from an environment variable of another name, and
-# those no variable sets (environment_of refuses them)
-_VARIABLES = {"DEMO": "INVENTORY_DEMO", "WEBHOOK_LEASE": "WEBHOOK_LEASE_SECONDS"}
-_NOT_FROM_THE_ENVIRONMENT = {"TESTING", "ANNOUNCE", "MAX_BODY_BYTES"}
-
-
 def environment_of(config):
     """The environment variables that give a served process the settings
-    of `config` (an inventory.config.Config) where they differ from the
-    defaults; ValueError for a setting no variable carries."""
-    from inventory.config import Config
+    of `config` (an inventory.config.Config) where they differ from what it
+    would read from this environment; ValueError for an override that no
+    declared setting carries."""
+    from inventory.config import SETTINGS, Config
 
-    defaults, variables = Config(), {}
-    for name, value in vars(config).items():
-        if value == getattr(defaults, name, None) or name in ("MONGODB_URI", "MONGODB_DB"):
+    inherited, variables = Config(), {}
+    declared = {setting.attribute or setting.name: setting for setting in SETTINGS}
+    for attribute, value in vars(config).items():
+        if value == getattr(inherited, attribute, None) or attribute == "TESTING":
             continue
-        if name in _NOT_FROM_THE_ENVIRONMENT:
-            if name == "TESTING":
-                continue
-            raise ValueError(f"{name} is not read from the environment: a served process "
-                             "cannot be given it")
+        if attribute not in declared:
+            raise ValueError(f"{attribute} is not a setting: a served process cannot be "
+                             "given it")
         if isinstance(value, bool):
             text = "1" if value else "0"
         elif isinstance(value, (list, tuple)):
             text = ",".join(value)
         else:
             text = str(value)
-        variables[_VARIABLES.get(name, name)] = text
+        variables[declared[attribute].name] = text
     return variables
 
 
