@@ -65,14 +65,17 @@ def _code_constants():
 
 
 def test_the_manual_names_only_settings_that_exist_and_sets_no_constant():
-    """A `NAME` the manual gives is a setting (inventory/config.py) or a
-    constant of the code; `NAME=value` only a setting (or one of the
-    scripts' own variables): a constant written as a setting misleads."""
+    """A `NAME` the manual gives is a setting (inventory/config.py), a
+    constant of the code or one of the scripts' own variables; `NAME=value`
+    only a setting or a script's variable: a constant written as a setting
+    misleads."""
     from inventory.config import SETTINGS
 
     settings = {setting.name for setting in SETTINGS}
     constants = _code_constants()
-    scripts_own = {"DOCS_PORT", "RACE_ROUNDS", "MONGODB_URI"}  # scripts/docs's, the races'
+    # scripts/docs's, the races', scripts/wire's
+    scripts_own = {"DOCS_PORT", "RACE_ROUNDS", "FEED_RACE_ROUNDS", "RACE_SERVINGS",
+                   "MONGODB_URI", "FERRETDB_PORT"}
     from inventory.agent.cli import ENVIRONMENT as AGENTS_OWN  # the scanning agent's
 
     settings |= set(AGENTS_OWN)
@@ -81,7 +84,7 @@ def test_the_manual_names_only_settings_that_exist_and_sets_no_constant():
     for page in pages:
         text = page.read_text()
         for name in re.findall(r"`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)`", text):
-            assert name in settings | constants | cited, \
+            assert name in settings | constants | cited | scripts_own, \
                 f"{page.name}: `{name}` is no setting or constant"
         for name in re.findall(r"\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=", text):
             assert name in settings | scripts_own, f"{page.name}: {name}= is no setting"
