@@ -39,7 +39,8 @@ def rows():
          f"{n(caps.REQUEST_HEADER_FIELD_BYTES)} bytes (431)", "inventory/core/caps.py"),
         ("Head of a request", f"{caps.HEADER_TIMEOUT:g} s (408)", "inventory/core/caps.py"),
         ("Body and answer", f"{caps.REQUEST_TIMEOUT:g} s", "inventory/core/caps.py"),
-        ("Labels per cluster", f"{labels.MAX_LABELS}; keys {labels.MAX_LABEL_KEY} characters, "
+        ("Labels per cluster", f"{labels.MAX_LABELS}; keys a prefix of "
+         f"{labels.MAX_LABEL_PREFIX} and a name of {labels.MAX_LABEL_NAME} characters (Kubernetes'), "
          f"values {labels.MAX_LABEL_VALUE}", "inventory/core/labels.py"),
         ("A cluster's `endpoint`", f"{n(clusters.MAX_ENDPOINT)} characters",
          "schemas/clusters.py"),

@@ -10,9 +10,16 @@ import operator
 import re
 from datetime import date, datetime, timedelta, timezone
 
-from inventory.core.filtering import PRESENT, Logical, Not, duration_back, filter_error
+from inventory.core.filtering import (
+    PRESENT,
+    Logical,
+    Not,
+    duration_back,
+    filter_error,
+    path_text,
+)
 from inventory.core.ids import rfc3339
-from inventory.core.labels import LABEL_KEY_RE
+from inventory.core.labels import label_key_problem
 
 # A cluster's distribution (inventory.core.lifecycle) and version key, kept beside
 # its fields: `support.status` compiles into ranges of the one per the other.
@@ -25,6 +32,7 @@ from inventory.core.lifecycle import (  # noqa: F401 (re-exported)
     today,
 )
 from inventory.core.versions import numbers_given, parts_key, version_key, version_parts
+from inventory.store.document_keys import stored_key
 
 EMITTED_OPERATORS = frozenset({"$and", "$or", "$nor", "$not", "$eq", "$ne", "$lt", "$lte",
                                "$gt", "$gte", "$exists"})
@@ -95,6 +103,13 @@ def _successor(prefix):
     return None
 
 
+def _check_label_key(node, key, column):
+    problem = label_key_problem(key)
+    if problem is not None:
+        raise filter_error(f"{key!r} is not a label key: {problem[:1].lower()}"
+                           f"{problem[1:].rstrip('.')}", node.text, column)
+
+
 class FilterCompiler:
     """Compiles trees for one resource: `fields` maps API names to types
     (string, timestamp, integer, version, labels); `stored_name` maps an API
@@ -118,10 +133,8 @@ class FilterCompiler:
         field = node.field
         if field in self.fields:
             return self.fields[field]
-        head, _, key = field.partition(".")
-        if self.fields.get(head) == "labels":
-            if not LABEL_KEY_RE.match(key):
-                raise filter_error(f"{key!r} is not a label key", node.text, node.position)
+        if self.fields.get(node.path[0]) == "labels":
+            self._label_key(node)
             return "string"
         known = ", ".join(sorted(self.fields))
         raise filter_error(f"unknown field {field!r} (fields: {known})", node.text, node.position)
@@ -136,7 +149,7 @@ class FilterCompiler:
             return self._support_status(node)
         if kind == "support_date":
             return self._support_date(node)
-        path = self.stored_name(node.field)
+        path = self._stored_path(node)
         if node.prefix and node.op not in ("=", "!=", ":"):
             raise filter_error("a prefix (*) works only with =, != and :", node.text, node.position)
         value = self._timestamp_value(node, now) if kind == "timestamp" else \
@@ -160,7 +173,7 @@ class FilterCompiler:
                                node.text, node.position)
         if kind == "support_date":
             return self._support_date(node)
-        path = self.stored_name(node.field)
+        path = self._stored_path(node)
         if kind == "labels":
             return {"$and": [{path: {"$ne": None}}, {path: {"$ne": {}}}]}
         return {path: {"$ne": None}}
@@ -169,9 +182,23 @@ class FilterCompiler:
         if node.op != ":" or not isinstance(node.value, str) or node.prefix:
             raise filter_error("labels is a map: compare one label (labels.team=\"core\") "
                                "or ask whether it exists (labels:team)", node.text, node.position)
-        if not LABEL_KEY_RE.match(node.value):
-            raise filter_error(f"{node.value!r} is not a label key", node.text, node.position)
-        return {f"{self.stored_name(node.field)}.{node.value}": {"$exists": True}}
+        _check_label_key(node, node.value, node.position)
+        return {f"{self.stored_name(node.field)}.{stored_key(node.value)}": {"$exists": True}}
+
+    def _label_key(self, node):
+        """The key of `labels.<key>` (`labels."<key>"` when it holds `.` or `/`)."""
+        if len(node.path) > 2:  # labels.app.kubernetes.io: nested fields, not a key
+            quoted = path_text((node.path[0], ".".join(node.path[1:])))
+            raise filter_error(f"{node.field} is not a field: a label key with a `.` or `/` "
+                               f"is quoted, as in `{quoted}`", node.text, node.columns[1])
+        _check_label_key(node, node.path[1], node.columns[1])
+        return node.path[1]
+
+    def _stored_path(self, node):
+        """The stored path a comparison's field is read at (a label's key escaped)."""
+        if node.field not in self.fields and len(node.path) == 2:
+            return f"{self.stored_name(node.path[0])}.{stored_key(self._label_key(node))}"
+        return self.stored_name(node.field)
 
     def _support_status(self, node):
         """`support.status` is computed for today, so it is compiled for
