@@ -45,7 +45,7 @@ def parse(text, fields):
             path, i = read_path(text, i)
         except BadFilter as error:
             if text.startswith(LABELS + ".", i):
-                raise BadGrouping(_LABEL_FORM, text) from None
+                raise BadGrouping(f"{_LABEL_FORM[:-1]}: {error.message}", text) from None
             raise BadGrouping(f"Give one to three field names separated by commas; they may "
                               f"be {described(fields)}: {error.message}", text) from None
         names.append(_field_name(path, fields, text))
