@@ -206,6 +206,7 @@ KubeClusterPatchSchema = request_schema(
 KubeClusterListSchema = envelope("KubeClusterList", KubeClusterSchema)
 KubeClusterListArgsSchema = list_args("KubeClusterList", [
     'environment="production" AND version<"1.30"', "labels:team", 'labels.team="core"',
+    'labels."app.kubernetes.io/name"="api"',
     'version="1.31*"', "last_scanned_on<1763800000",
     'support.status="ending" AND environment="production"',
     'NOT support.status="supported"'], SPEC.orderings)
@@ -218,10 +219,12 @@ class KubeClusterSummaryArgsSchema(Schema):
         required=True, validate=validate.Length(min=1, max=grouping.MAX_GROUP_BY),
         metadata={"description": (
             f"One to {grouping.MAX_FIELDS} fields separated by commas, among {_GROUP_FIELDS} "
-            "and `labels.<key>`. `version` counts by minor version (`1.31`), "
+            "and `labels.<key>` (quoted when the key holds a `.` or `/`: "
+            "`labels.\"app.kubernetes.io/name\"`; a group's key names the field so). "
+            "`version` counts by minor version (`1.31`), "
             "`support.status` by today's status."),
             "examples": ["environment", "version, support.status", "organization",
-                         "labels.team, environment"]})
+                         "labels.team, environment", 'labels."app.kubernetes.io/name"']})
     filter = fields.String(
         validate=validate.Length(max=MAX_FILTER),
         metadata={"description": FILTER_DESCRIPTION.split("A filtered page")[0].strip()
