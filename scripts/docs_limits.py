@@ -77,6 +77,9 @@ def rows():
          "inventory/core/caps.py"),
         ("Clusters in an integration's answer", n(caps.MAX_INTEGRATION_CLUSTERS),
          "inventory/core/caps.py"),
+        ("Records in a list's CSV (`format=csv`)", f"{n(caps.MAX_CSV_ROWS)}, in at most "
+         f"{n(caps.MAX_CSV_COLUMNS)} columns (422 before the first byte past either)",
+         "inventory/core/caps.py"),
         ("Webhook acknowledgement", f"a 2xx within {caps.WEBHOOK_TIMEOUT:g} s; retried for "
          f"{caps.WEBHOOK_GIVE_UP // 3600} h", "inventory/core/caps.py"),
         ("Webhook deliveries in flight per worker (`WEBHOOK_DELIVERIES_PER_WORKER`, "

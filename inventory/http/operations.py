@@ -39,6 +39,7 @@ class Operation:
     # expression}) or (operationId, {parameter: expression}, {body field: expression})
     links: dict = field(default_factory=dict)
     stream: str | None = None  # a media type it streams instead, when Accept asks for it
+    csv: bool = False  # a list that answers its whole match as text/csv (inventory.http.csv_export)
 
     def __post_init__(self):
         if self.role is not None and self.role not in ROLES:

@@ -17,7 +17,7 @@ import pymongo.errors
 from flask import current_app
 from pymongo import ASCENDING
 
-from inventory.core.caps import DEFAULT_QUOTAS, ENVELOPE_CLUSTERS, ENVELOPE_SCANS
+from inventory.core.caps import DEFAULT_QUOTAS
 from inventory.core.errors import HasChildren, Unavailable
 from inventory.store.base import DELETING
 from inventory.store.events import OUTBOX_SINCE, EventStore, stored_now
@@ -169,7 +169,7 @@ class Store:
             return
         for resource in self.listed():
             resource.add_missing_order_keys()
-        self.clusters.add_missing_distributions()
+            resource.add_missing_fields()
         if unless_known:
             self.db.settings.update_one({"_id": "order-keys"}, {"$set": {"value": declared}},
                                         upsert=True)
@@ -179,8 +179,8 @@ class Store:
         the date in `field`, each expired by a TTL index (or the sweep)."""
         return [(self.idempotency.collection, "created_at", int(KEEP_FOR.total_seconds())),
                 (self.events.collection, "at", int(self.events.retention.total_seconds())),
-                (self.scans.collection, self.scans.TIME_FIELD,
-                 self.scans.retention_days * 24 * 3600)]
+                *[(resource.collection, field, seconds) for resource in self.listed()
+                  for field, seconds in resource.expiring()]]
 
     def _create_ttl_index(self, collection, field, seconds):
         """A TTL index, or its new age when it exists with another
@@ -286,15 +286,20 @@ class Store:
                 time.sleep(DELETES_SWEEP_SECONDS)
         threading.Thread(target=run, name="delete-finisher", daemon=True).start()
 
+    def enveloped(self):
+        """The resources whose counts the embedded store's envelope bounds."""
+        return [resource for resource in self.listed() if resource.envelope is not None]
+
     def envelope(self):
-        """On the embedded store, {"clusters", "scans", "within"}: its size
-        against the envelope it is measured for; None on MongoDB (no such bound)."""
+        """On the embedded store, {<resource>: count, ..., "within"}
+        ({"clusters", "scans", "within"}): its size against the envelope its
+        resources declare; None on MongoDB (no such bound)."""
         if self.events.shared:
             return None
-        clusters = self.clusters.collection.estimated_document_count()
-        scans = self.scans.collection.estimated_document_count()
-        return {"clusters": clusters, "scans": scans,
-                "within": clusters <= ENVELOPE_CLUSTERS and scans <= ENVELOPE_SCANS}
+        counts = {resource.spec.name: resource.collection.estimated_document_count()
+                  for resource in self.enveloped()}
+        return {**counts, "within": all(counts[resource.spec.name] <= resource.envelope
+                                        for resource in self.enveloped())}
 
     def ping(self):
         self.db.command("ping")
@@ -336,11 +341,12 @@ def init_app(app, config, resources):
         store.events.note_left_pending()
         envelope = store.envelope()
         if not envelope["within"]:
-            log.warning("The embedded store holds %d clusters and %d scans, past the envelope it "
-                        "is measured for (%d clusters, %d scans on one worker): requests and "
-                        "background work may hold the event loop longer than promised; use "
-                        "MongoDB (MONGODB_URI) at this size.", envelope["clusters"],
-                        envelope["scans"], ENVELOPE_CLUSTERS, ENVELOPE_SCANS)
+            log.warning("The embedded store holds %s, past the envelope it is measured for "
+                        "(%s on one worker): requests and background work may hold the event "
+                        "loop longer than promised; use MongoDB (MONGODB_URI) at this size.",
+                        ", ".join(f"{envelope[r.spec.name]} {r.spec.name}"
+                                  for r in store.enveloped()),
+                        ", ".join(f"{r.envelope} {r.spec.name}" for r in store.enveloped()))
         if config.ANNOUNCE and config.journaled:
             log.warning("No MONGODB_URI: the embedded store is in use, journaled to %s "
                         "(fsync %s). Only this process may use that directory.",

@@ -260,3 +260,17 @@ def _held(served, kind, org):
     path = {"clusters": "/kubeclusters", "platforms": "/kubeplatforms", "tokens": "/tokens"}[kind]
     query = f'filter=organization=%22{org}%22&limit=100'
     return len(served("GET", f"{path}?{query}", token=ADMIN_TOKEN).body["results"])
+
+
+def test_the_quota_kinds_are_those_the_specs_declare():
+    """A resource counts against a quota by declaring `quota_kind`; its
+    default (core.caps, read by Config as QUOTA_<KIND>) and the
+    organization's `quotas` object must name exactly those kinds."""
+    from inventory.core.caps import DEFAULT_QUOTAS
+    from inventory.resources import SPECS
+    from schemas.organizations import QuotasChangeSchema, QuotasSchema
+
+    declared = {spec.quota_kind for spec in SPECS if spec.quota_kind}
+    assert set(DEFAULT_QUOTAS) == declared
+    assert set(QuotasSchema().fields) == declared
+    assert set(QuotasChangeSchema().fields) == declared

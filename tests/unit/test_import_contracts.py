@@ -14,9 +14,13 @@ INVENTORY = ROOT / "inventory"
 RESOURCE_FILES = {"__init__.py", "spec.py", "store.py", "views.py"}
 
 
+def _contracts():
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"][
+        "contracts"]
+
+
 def _layered():
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    (layers,) = [c["layers"] for c in config["contracts"] if c["type"] == "layers"]
+    (layers,) = [c["layers"] for c in _contracts() if c["type"] == "layers"]
     return {name.strip() for layer in layers for name in layer.replace("|", ":").split(":")}
 
 
@@ -34,10 +38,17 @@ def test_at_most_eight_modules_lie_loose_under_inventory():
 
 
 def test_every_resource_folder_has_the_same_file_names():
+    """spec, views and (with data) store; any other module is a part of
+    its store, and the store's contract names it (so it is layered too)."""
+    (store_contract,) = [c for c in _contracts() if c["name"].startswith("A resource's store")]
     for spec in resources.SPECS:
         folder = INVENTORY / "resources" / spec.name
         names = {path.name for path in folder.glob("*.py")}
-        assert names <= RESOURCE_FILES and {"__init__.py", "spec.py", "views.py"} <= names, \
-            f"{folder}: a resource folder holds {sorted(RESOURCE_FILES)} only"
+        assert {"__init__.py", "spec.py", "views.py"} <= names, \
+            f"{folder}: a resource folder holds {sorted(RESOURCE_FILES)}"
+        for part in sorted(names - RESOURCE_FILES):
+            module = f"inventory.resources.{spec.name}.{part.removesuffix('.py')}"
+            assert "store.py" in names and module in store_contract["source_modules"], \
+                f"{module}: a part of its resource's store, named in the store's contract"
         assert (ROOT / "schemas" / f"{spec.name}.py").exists(), \
             f"schemas/{spec.name}.py: each resource has its schema module, named as its folder"

@@ -20,6 +20,7 @@ from inventory.core.lifecycle import (
 )
 from inventory.core.versions import version_key, version_parts
 from inventory.resources.clusters.spec import SPEC
+from inventory.resources.clusters.support import SUPPORT_FILTERS
 from inventory.store.base import LIVE, REVISION, ResourceStore, new_revision
 from inventory.store.document_keys import api_map, stored_key, stored_map
 from inventory.store.pages import all_of
@@ -28,6 +29,7 @@ from inventory.store.pages import all_of
 class ClusterStore(ResourceStore):
     spec = SPEC
     computed_fields = ("support",)  # from the version and distribution, for today
+    computed_filters = SUPPORT_FILTERS
     key_field = "name"
     scope_field = "organization"
     immutable_fields = ("name", "platform")
@@ -71,9 +73,9 @@ class ClusterStore(ResourceStore):
         provider = platform["control_plane"]["provider"]
         return {PROVIDER_FIELD: provider, DISTRIBUTION_FIELD: distribution_of(provider)}
 
-    def add_missing_distributions(self):
+    def add_missing_fields(self):
         """Give clusters written before lifecycles existed their platform's
-        provider (run by `create-indexes`, so at each release); how many."""
+        provider; how many."""
         done = 0
         for doc in self.collection.find({DISTRIBUTION_FIELD: {"$exists": False}},
                                         {"_id": 1, "platform": 1}):
