@@ -251,3 +251,15 @@ def test_argo_cd_gets_the_labels_as_given(client, inventory):
     assert response.status_code == 200, response.get_json()
     [parameters] = response.get_json()["output"]["parameters"]
     assert parameters["labels"] == {NAME: "api", "team": "core"}
+
+
+def test_a_csv_names_a_kubernetes_key_column_as_a_filter_names_the_field(client, fleet):
+    import csv
+    import io
+    response = client.get("/kubeclusters", query_string={"format": "csv"})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+    labels = sorted(name for name in rows[0] if name.startswith("labels."))
+    assert labels == [f'labels."{NAME}"', f'labels."{REGION}"', "labels.team"]
+    by_name = {row["name"]: row for row in rows}
+    assert by_name["api"][f'labels."{NAME}"'] == "api" and by_name["db"][f'labels."{NAME}"'] == ""
