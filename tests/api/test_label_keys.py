@@ -229,6 +229,11 @@ def test_events_name_a_kubernetes_key_unambiguously(client, fleet, store):
     # nothing stored holds a key MongoDB would read as a path
     for doc in [*store.events.collection.find({}), *store.clusters.collection.find({})]:
         assert not [key for key in _keys_of(doc) if "." in key or key.startswith("$")], doc
+    # an event says when it holds escaped keys: the others are shown as stored
+    stored = {doc["object"]["name"]: doc for doc in store.events.collection.find(
+        {"type": "kubecluster.created"})}
+    assert stored["api"].get("keys_escaped") is True and "keys_escaped" not in stored["db"]
+    assert "keys_escaped" not in created
 
 
 def test_prometheus_names_a_kubernetes_key_as_kubernetes_sd_does(client, inventory):
