@@ -157,7 +157,7 @@ def _quoted(segment):
 
 def read_path(text, start=0):
     """(segments, end) of the field path at `start` in `text` (for
-    `group_by` and `order_by`, whose fields are written as the filter's);
+    `group_by`, whose fields are written as the filter's);
     BadFilter, with the column, when there is none or a quote is not closed."""
     segments, i = [], start
     while True:
@@ -299,7 +299,7 @@ class _Parser:
         while True:
             token = self.take()
             if token is not None and (token.kind == "word" or (
-                    token.kind == "number" and isinstance(token.value, int))):
+                    token.kind == "number" and self.text[token.start:token.end].isdigit())):
                 segments.append(self.text[token.start:token.end])  # `007` stays itself
             elif token is not None and token.kind == "string" and segments:
                 segments.append(token.value)
