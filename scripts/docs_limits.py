@@ -61,8 +61,9 @@ def rows():
          f"{n(caps.REQUEST_HEADER_FIELD_BYTES)} bytes (431)", "inventory/core/caps.py"),
         ("Head of a request", f"{caps.HEADER_TIMEOUT:g} s (408)", "inventory/core/caps.py"),
         ("Body and answer", f"{caps.REQUEST_TIMEOUT:g} s", "inventory/core/caps.py"),
-        ("Labels per cluster", f"{labels.MAX_LABELS}; keys {labels.MAX_LABEL_KEY} characters, "
-         f"values {labels.MAX_LABEL_VALUE}", "inventory/core/labels.py"),
+        ("Labels per cluster", f"{labels.MAX_LABELS}; keys {labels.MAX_LABEL_KEY} characters "
+         f"(Kubernetes': a prefix of {labels.MAX_LABEL_PREFIX}, `/`, a name of "
+         f"{labels.MAX_LABEL_NAME}), values {labels.MAX_LABEL_VALUE}", "inventory/core/labels.py"),
         ("A platform's or cluster's `name`", f"{ids.MAX_SLUG} characters (an RFC 1123 DNS label)",
          "inventory/core/ids.py"),
         ("A cluster's `version`", f"{versions.MAX_VERSION_LENGTH} characters",
