@@ -1,6 +1,7 @@
 """An organization: one customer."""
 from marshmallow import Schema, fields, validate
 
+from inventory.core.caps import DEFAULT_QUOTAS
 from schemas.common import BodySchema, audit_fields, envelope, request_schema
 from schemas.fields import Text, WholeNumber
 
@@ -12,23 +13,21 @@ def _quota(what, required):
                           metadata={"description": f"How many {what} the organization may hold."})
 
 
-class QuotasSchema(Schema):
-    """What an organization may hold; the deployment's defaults where its
-    admins set none (QUOTA_PLATFORMS, QUOTA_CLUSTERS, QUOTA_TOKENS, QUOTA_WEBHOOKS)."""
-
-    platforms = _quota("platforms", True)
-    clusters = _quota("clusters", True)
-    tokens = _quota("tokens scoped to it", True)
-    webhooks = _quota("webhooks", True)
+# What a quota counts, where its kind's name alone does not say it.
+_COUNTED = {"tokens": "tokens scoped to it"}
 
 
-class QuotasChangeSchema(Schema):
-    """Quotas to set; absent ones stay as they are."""
+def _quotas(name, required, doc):
+    """An object of every quota kind (core.caps.DEFAULT_QUOTAS: the kinds
+    the resources' specs count against, tests/api/test_quotas.py)."""
+    return type(name, (Schema,), {"__doc__": doc, **{
+        kind: _quota(_COUNTED.get(kind, kind), required) for kind in DEFAULT_QUOTAS}})
 
-    platforms = _quota("platforms", False)
-    clusters = _quota("clusters", False)
-    tokens = _quota("tokens scoped to it", False)
-    webhooks = _quota("webhooks", False)
+
+QuotasSchema = _quotas("QuotasSchema", True, "What an organization may hold; the "
+                       "deployment's defaults (its QUOTA_* settings) where its admins set none.")
+QuotasChangeSchema = _quotas("QuotasChangeSchema", False,
+                             "Quotas to set; absent ones stay as they are.")
 
 
 class OrganizationSchema(BodySchema):
