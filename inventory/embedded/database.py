@@ -533,6 +533,14 @@ def _count_by_fields(pipeline):
     return match["$match"], paths, counts[0]
 
 
+class _Array(tuple):
+    """An array value while counting: grouped as MongoDB groups arrays (equal
+    elements in the same order), answered as a list. An array holding an
+    object or an array stays unhashable: mongomock decides those."""
+
+    __slots__ = ()
+
+
 def _value_at(document, parts):
     """The value at a path's parts, or _ABSENT."""
     for part in parts:
@@ -684,17 +692,17 @@ class LockedCollection:
         takes several times as long. The pass reads and counts in slices
         that let others in (`_counts`); shaping the answer does not hold the
         lock. Any other pipeline, or a grouped value that is an object or an
-        array (mongomock's rules decide those), goes to mongomock, inside
-        the lock."""
+        array of them (mongomock's rules decide those), goes to mongomock,
+        inside the lock."""
         shape = None if kwargs else _count_by_fields(pipeline)
         if shape is not None:
             query, paths, count_name = shape
             counts = self._counts(_matcher(query), [parts for _, parts in paths])
             if counts is not None:
                 names = [name for name, _ in paths]
-                return [{"_id": dict(zip(names, key)) if _ABSENT not in key else
-                         {name: value for name, value in zip(names, key)
-                          if value is not _ABSENT}, count_name: count}
+                return [{"_id": {name: list(value) if value.__class__ is _Array else value
+                                 for name, value in zip(names, key) if value is not _ABSENT},
+                         count_name: count}
                         for key, count in counts.items()]
         with _LOCK:
             return list(self._collection.aggregate(pipeline, **kwargs))
@@ -719,7 +727,8 @@ class LockedCollection:
                         values = [value.get(part, _ABSENT) if isinstance(value, dict) else
                                   [] if isinstance(value, list) else _ABSENT
                                   for value in values]
-                    columns.append(values)
+                    columns.append([_Array(value) if value.__class__ is list else value
+                                    for value in values])
                 try:
                     counts.update(zip(*columns))
                 except TypeError:

@@ -39,6 +39,7 @@ class Operation:
     # expression}) or (operationId, {parameter: expression}, {body field: expression})
     links: dict = field(default_factory=dict)
     stream: str | None = None  # a media type it streams instead, when Accept asks for it
+    max_body: int | None = None  # its body's bound in bytes (413), under MAX_BODY_BYTES
 
     def __post_init__(self):
         if self.role is not None and self.role not in ROLES:

@@ -83,11 +83,16 @@ class FeedPage(Page):
 
 def changes_between(before, after, computed=()):
     """The fields an update changed, as an event's `changes` (None: nothing).
-    `computed` fields (worked out when read) are left out: they change with
-    the fields they are computed from, which are listed."""
+    `computed` fields (worked out from others) are left out, nested ones
+    (`readiness.checks`) by their dotted path: they change with the fields
+    they are computed from, which are listed."""
     ignored = _UNCOMPARED | set(computed)
     changes = _diff({k: v for k, v in before.items() if k not in ignored},
                     {k: v for k, v in after.items() if k not in ignored})
+    # a computed field may be a nested one (`readiness.checks`)
+    changes = {path: change for path, change in changes.items()
+               if not any(path == field or path.startswith(f"{field}.")
+                          for field in computed if "." in field)}
     return changes or None
 
 

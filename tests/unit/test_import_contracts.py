@@ -12,6 +12,9 @@ from inventory import resources
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 INVENTORY = ROOT / "inventory"
 RESOURCE_FILES = {"__init__.py", "spec.py", "store.py", "views.py"}
+# A resource's own rules, pure functions of the core (pyproject.toml holds
+# them to it): its store and schema use them.
+RULES_FILES = {"readiness.py"}
 
 
 def _layered():
@@ -37,7 +40,7 @@ def test_every_resource_folder_has_the_same_file_names():
     for spec in resources.SPECS:
         folder = INVENTORY / "resources" / spec.name
         names = {path.name for path in folder.glob("*.py")}
-        assert names <= RESOURCE_FILES and {"__init__.py", "spec.py", "views.py"} <= names, \
+        assert names <= RESOURCE_FILES | RULES_FILES and {"__init__.py", "spec.py", "views.py"} <= names, \
             f"{folder}: a resource folder holds {sorted(RESOURCE_FILES)} only"
         assert (ROOT / "schemas" / f"{spec.name}.py").exists(), \
             f"schemas/{spec.name}.py: each resource has its schema module, named as its folder"

@@ -2,13 +2,14 @@
 import time
 from datetime import datetime, timezone
 
+from inventory.core.caps import OBSERVED_SCANS_KEPT
 from inventory.core.errors import (
     NotFound,
 )
 from inventory.core.ids import new_id
-from inventory.resources.scans.spec import SPEC
+from inventory.resources.scans.spec import KEPT_OBSERVATIONS, NODE_MAPS, OBSERVATIONS, SPEC
 from inventory.store import pages
-from inventory.store.base import LIVE, REVISION, Record, ResourceStore
+from inventory.store.base import LIVE, REVISION, Record, ResourceStore, _copied
 from inventory.store.events import OUTBOX
 
 
@@ -51,6 +52,8 @@ class ScanStore(ResourceStore):
 
     def to_api(self, doc):
         record = Record(id=doc["id"], cluster=doc["cluster"], scanned_on=doc["scanned_on"])
+        for name in OBSERVATIONS:
+            record[name] = _shown(name, doc.get(name))
         record.revision = doc.get(REVISION)
         return record
 
@@ -82,15 +85,37 @@ class ScanStore(ResourceStore):
         scan_id = new_id("k8scs")
         doc = {"_id": self.key(cluster["id"], scanned_on, scan_id), "id": scan_id,
                "cluster": cluster["id"], "scanned_on": scanned_on,
+               **{name: _stored(name, body[name]) for name in OBSERVATIONS
+                  if body.get(name) is not None},
                self.TIME_FIELD: datetime.now(timezone.utc).replace(tzinfo=None)}
         self.insert(doc, publish=False, parent=cluster)
         # The cluster's update doubles as the check that it still exists.
-        if not self.clusters.record_scan_time(cluster, scanned_on):
+        if not self.clusters.record_scan(cluster, doc):
             self.collection.delete_one({"_id": doc["_id"]})
             raise NotFound(f"No cluster {cluster_key!r}.")
         self.publish(doc["_id"], doc.get(OUTBOX))
+        if any(name in doc for name in KEPT_OBSERVATIONS):
+            self._keep_newest_observed(cluster["id"], doc["_id"])
         self._maybe_trim(cluster["id"])
         return self.to_api(doc)
+
+    def _keep_newest_observed(self, cluster_id, new_key):
+        """Only the cluster's OBSERVED_SCANS_KEPT newest scans keep what they
+        observed: after an observed scan, the one it pushed past them, or
+        the new one itself when it is older than them, loses it. One walk
+        of the newest keys, then an update by key. (Two scans recorded at
+        once may leave one more observed: the next one takes it.)"""
+        lower, upper = self.key_range(cluster_id)
+        newest = list(self.collection.find(
+            {"_id": {"$gt": lower, "$lt": upper}}, {"_id": 1, **dict.fromkeys(
+                KEPT_OBSERVATIONS, 1)}, sort=[("_id", -1)], limit=OBSERVED_SCANS_KEPT + 1))
+        beyond = {doc["_id"] for doc in newest[OBSERVED_SCANS_KEPT:]
+                  if any(name in doc for name in KEPT_OBSERVATIONS)}
+        if new_key not in {doc["_id"] for doc in newest[:OBSERVED_SCANS_KEPT]}:
+            beyond.add(new_key)
+        for key in beyond:
+            self.collection.update_one({"_id": key}, {"$unset": dict.fromkeys(
+                KEPT_OBSERVATIONS, "")})
 
     def _maybe_trim(self, cluster_id):
         """Trim the cluster once every tenth of the count's scans recorded
@@ -125,3 +150,24 @@ class ScanStore(ResourceStore):
         for cluster in parents:
             lower, upper = self.key_range(cluster["id"])
             self.collection.delete_many({"_id": {"$gt": lower, "$lt": upper}})
+
+
+# A map of `nodes` (a value, such as a version, to a count of nodes) is
+# stored as a list of {"value", "count"}: its keys hold dots (`v1.30.4`),
+# which FerretDB refuses in a document's keys.
+def _stored(name, value):
+    if name != "nodes":
+        return value
+    return {field: [{"value": key, "count": count} for key, count in sorted(
+        value[field].items(), key=lambda item: (-item[1], item[0]))]
+        if field in NODE_MAPS else value[field] for field in value}
+
+
+def _shown(name, value):
+    if value is None:
+        return None
+    if name != "nodes":
+        return _copied(value)  # the stored document may be the store's own (`shown`)
+    return {field: {pair["value"]: pair["count"] for pair in value[field]}
+            if field in NODE_MAPS else value[field] for field in value}
+
