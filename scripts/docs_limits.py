@@ -19,7 +19,7 @@ def rows():
     from inventory.core import caps, filtering, grouping, labels
     from inventory.http import idempotency
     from inventory.store import base, pages
-    from schemas import clusters, common, events
+    from schemas import clusters, common, events, scans
 
     with mock.patch.dict(os.environ, {}, clear=True):  # the defaults, whatever is set here
         config = Config()
@@ -44,12 +44,23 @@ def rows():
         ("A cluster's `endpoint`", f"{n(clusters.MAX_ENDPOINT)} characters",
          "schemas/clusters.py"),
         ("A stored record", f"{base.MAX_RECORD_BYTES // 1024} KiB", "inventory/store/base.py"),
+        ("A scan's body", f"{caps.MAX_SCAN_BODY_BYTES // 1024} KiB (413)",
+         "inventory/core/caps.py"),
+        ("A scan's `nodes`", f"`count` and each map's counts up to {n(scans.MAX_NODES)}; each "
+         f"map {scans.MAX_NODE_VALUES} entries, keys {scans.MAX_NODE_VALUE} characters",
+         "schemas/scans.py"),
+        ("A scan's `deprecated_api_requests`, `findings`",
+         f"{scans.MAX_DEPRECATED_APIS}, {scans.MAX_FINDINGS} entries", "schemas/scans.py"),
+        ("Scans that keep what they observed", f"a cluster's {caps.OBSERVED_SCANS_KEPT} newest "
+         "(older ones keep `scanned_on` and `agent`)", "inventory/core/caps.py"),
         ("Error entries listed", f"{caps.MAX_ENTRIES}; an echoed `value` over "
          f"{caps.MAX_VALUE_BYTES // 1024} KiB is shortened", "inventory/core/caps.py"),
         ("`Idempotency-Key`", f"1-{idempotency.MAX_KEY_LENGTH} visible ASCII characters; kept "
          "24 h", "inventory/http/idempotency.py"),
         ("Summary groups", f"{grouping.MAX_FIELDS} `group_by` fields; the "
          f"{n(grouping.MAX_GROUPS)} largest groups answered", "inventory/core/grouping.py"),
+        ("Blockers (`:blockers`)", f"the {n(grouping.MAX_GROUPS)} largest answered",
+         "inventory/core/grouping.py"),
         ("A wait on the feed (`wait`)", f"{events.MAX_WAIT} s", "schemas/events.py"),
         ("Event streams per worker", f"{n(caps.MAX_STREAMS)}, each ending after "
          f"{caps.STREAM_SECONDS} s", "inventory/core/caps.py"),

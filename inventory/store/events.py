@@ -100,14 +100,18 @@ class EventStore:
     """The feed, and the events every resource store writes into it."""
 
     collection_name = "events"
+    # `changed`: a field an update changed (its dotted path), so that a
+    # reader or a webhook can follow one field (`changed="readiness.status"`)
     filter_fields = {"type": "string", "occurred_on": "timestamp", "actor": "string",
-                     "organization": "string", "subject": "string"}
+                     "organization": "string", "subject": "string", "changed": "string"}
+    _STORED = {"changed": "changes.field"}  # `changes` is stored as a list of {"field", ...}
 
     def __init__(self, db, retention_days=30):
         self.collection = db[self.collection_name]
         self.counters = db["settings"]
         self.retention = timedelta(days=retention_days)
-        self.filter_compiler = FilterCompiler(self.filter_fields, lambda field: field)
+        self.filter_compiler = FilterCompiler(self.filter_fields,
+                                              lambda field: self._STORED.get(field, field))
         self.sources = []  # the resource stores whose records hold outboxes
         # Whether other processes write the same feed (MongoDB), so that
         # waiters must poll for their events too.

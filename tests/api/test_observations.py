@@ -335,3 +335,23 @@ def test_a_cluster_stored_before_readiness_reads_unknown_and_is_backfilled(
     assert cluster["name"] in [c["name"] for c in listed]
     post_scan(client, cluster["name"], 10)
     assert readiness_of(client, cluster["name"])["status"] == "error"
+
+
+def test_the_feed_and_a_webhook_follow_readiness_status_changes(client, inventory, store):
+    cluster = inventory.cluster(version="1.30.4")
+    other = inventory.cluster(version="1.30.4")
+    post_scan(client, cluster["name"], 100)  # unknown -> error
+    post_scan(client, cluster["name"], 200)  # observed.scan changes, the status not
+    client.patch(f"/kubeclusters/{other['name']}", json={"title": "t"})
+    flt = 'type="kubecluster.updated" AND changed="readiness.status"'
+    found = client.get("/events", query_string={"filter": flt}).get_json()["results"]
+    assert [e["subject"] for e in found] == [f"/kubeclusters/{cluster['name']}"]
+    assert found[0]["changes"]["readiness.status"] == {"from": "unknown", "to": "error"}
+    followed = client.get("/events", query_string={"filter": 'changed="observed.scan"'})
+    assert len(followed.get_json()["results"]) == 1
+    # a webhook takes the same filter
+    made = client.post("/webhooks", json={"url": "https://hooks.example.com/inventory",
+                                          "filter": flt})
+    assert made.status_code == 201, made.get_json()
+    assert_problem(client.get("/events", query_string={"filter": "changed=1"}), 422,
+                   "query.filter")

@@ -85,8 +85,7 @@ class ScanStore(ResourceStore):
         scan_id = new_id("k8scs")
         doc = {"_id": self.key(cluster["id"], scanned_on, scan_id), "id": scan_id,
                "cluster": cluster["id"], "scanned_on": scanned_on,
-               **{name: _stored(name, body[name]) for name in OBSERVATIONS
-                  if body.get(name) is not None},
+               **stored_observations(body),
                self.TIME_FIELD: datetime.now(timezone.utc).replace(tzinfo=None)}
         self.insert(doc, publish=False, parent=cluster)
         # The cluster's update doubles as the check that it still exists.
@@ -150,6 +149,12 @@ class ScanStore(ResourceStore):
         for cluster in parents:
             lower, upper = self.key_range(cluster["id"])
             self.collection.delete_many({"_id": {"$gt": lower, "$lt": upper}})
+
+
+def stored_observations(body):
+    """What a scan's body observed, as stored."""
+    return {name: _stored(name, body[name]) for name in OBSERVATIONS
+            if body.get(name) is not None}
 
 
 # A map of `nodes` (a value, such as a version, to a count of nodes) is
