@@ -13,8 +13,11 @@ idle median, is how long that operation held the loop (the promise: at most
   the compaction's pause as the journal logs it;
 - idle: 12 s of nothing (the outbox sweep runs every 5 s);
 - first pages: clusters by key, clusters by name, one cluster's scans;
-- summaries: by environment and version, by support status;
+- summaries: by environment and version, by support status, by readiness
+  status (and observed minor); the fleet's blockers (all, and production's
+  in error); the first page of clusters whose readiness is `error`;
 - a scan's POST into a cluster past SCAN_RETENTION_COUNT (run at 10): the trim;
+  three typical observed scans (inventory.cli.seed.typical_scan);
 - the integrations, after 1 in 20 clusters (a team's) got an `endpoint`:
   Argo CD's generator and Prometheus' discovery for that team, and for every
   cluster (Argo CD's a 422 past MAX_INTEGRATION_CLUSTERS);
@@ -42,6 +45,7 @@ import time
 import urllib.parse
 
 from bench.run import GUNICORN, ROOT, call, free_ports
+from inventory.cli.seed import typical_scan
 
 ADMIN = "bench-envelope-admin-token"
 PROMISE_MS = 50
@@ -162,9 +166,21 @@ def main():
         held("summary by environment, version",
              get("/kubeclusters:summary?group_by=environment,version"))
         held("summary by support.status", get("/kubeclusters:summary?group_by=support.status"))
+        held("summary by readiness.status", get("/kubeclusters:summary?group_by=readiness.status"))
+        held("summary by readiness.status, observed.minor",
+             get("/kubeclusters:summary?group_by=readiness.status,observed.minor"))
+        held("the fleet's blockers (:blockers)", get("/kubeclusters:blockers"))
+        held("blockers of production clusters in error", get(
+            "/kubeclusters:blockers?filter=" + urllib.parse.quote(
+                'environment="production" AND readiness.status="error"')))
+        held("first page of clusters whose readiness is error", get(
+            "/kubeclusters?limit=20&filter=" + urllib.parse.quote('readiness.status="error"')))
         held("3 scans into a cluster at SCAN_RETENTION_COUNT (the trim)", lambda: ", ".join(
             str(request(port, "POST", f"/kubeclusters/{cluster}/scans", {})[0])
             for _ in range(3)))
+        held("3 typical observed scans into a cluster", lambda: ", ".join(
+            str(request(port, "POST", f"/kubeclusters/{cluster}/scans",
+                        typical_scan("1.30.4", n))[0]) for n in range(3)))
         summary_loops = loops_against_others(port, cluster, probe)
         integrations(port, held)
         platforms = json.loads(request(port, "GET", "/kubeplatforms?limit=2")[1])["results"]

@@ -16,6 +16,7 @@ from pymongo.errors import DuplicateKeyError
 from inventory.core.errors import BadResumePoint, EventExpired, NotFound
 from inventory.core.ids import now_rfc3339
 from inventory.store import pages
+from inventory.store.document_keys import api_document, stored_document
 from inventory.store.pages import Page
 from inventory.store.query import FilterCompiler
 
@@ -147,12 +148,16 @@ class EventStore:
     @staticmethod
     def event(kind, action, key, subject, record, organization, changes=None):
         """A new event of `record` (as the API shows it) for an outbox."""
+        # the record's maps (labels) hold keys a document cannot (`.`): stored
+        # escaped, as their records are (inventory.store.document_keys)
         event = {"key": key, "type": f"{kind}.{action}", "occurred_on": now_rfc3339(),
-                 "actor": _actor.get(), "subject": subject, "object": dict(record)}
+                 "actor": _actor.get(), "subject": subject, "object": stored_document(dict(record))}
         if organization is not None:
             event["organization"] = organization
         if changes is not None:  # stored as a list: its paths are not document keys
-            event["changes"] = [{"field": path, **change} for path, change in changes.items()]
+            event["changes"] = [{"field": path, "from": stored_document(change["from"]),
+                                 "to": stored_document(change["to"])}
+                                for path, change in changes.items()]
         return event
 
     # -- publishing ---------------------------------------------------------
@@ -363,8 +368,11 @@ class EventStore:
     def _to_api(doc):
         event = {"id": ID_PREFIX + doc["_id"]}
         event.update((k, v) for k, v in doc.items() if k not in ("_id", "key", "at"))
+        if "object" in event:
+            event["object"] = api_document(event["object"])
         if isinstance(event.get("changes"), list):  # {dotted path: {"from", "to"}} in the API
-            event["changes"] = {change["field"]: {"from": change["from"], "to": change["to"]}
+            event["changes"] = {change["field"]: {"from": api_document(change["from"]),
+                                                  "to": api_document(change["to"])}
                                 for change in event["changes"]}
         return event
 

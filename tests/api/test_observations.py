@@ -129,18 +129,24 @@ def test_a_scan_over_256_kib_is_413_and_records_nothing(client, inventory):
 
 
 def test_only_the_newest_scans_keep_their_observations(client, inventory):
-    from inventory.core.caps import OBSERVED_SCANS_KEPT
+    from inventory.core.caps import OBSERVED_SCANS_KEPT, OBSERVED_SCANS_SPARE
     cluster = inventory.cluster()
-    for t in range(1, OBSERVED_SCANS_KEPT + 3):
+
+    def kept():
+        scans = client.get(f"/kubeclusters/{cluster['name']}/scans").get_json()["results"]
+        assert all(s["agent"] == SCAN["agent"] for s in scans)  # every scan keeps its agent
+        return [s["scanned_on"] for s in scans if s["server"] is not None]
+    newest = OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE
+    for t in range(1, newest + 1):
         post_scan(client, cluster["name"], t * 100)
+        # the older let theirs go a few at a time: never more than kept + spare
+        assert len(kept()) <= OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE
+    assert kept() == [t * 100 for t in range(newest - OBSERVED_SCANS_KEPT + 1, newest + 1)]
     post_scan(client, cluster["name"], 50)  # late, and older than the kept ones
-    scans = client.get(f"/kubeclusters/{cluster['name']}/scans").get_json()["results"]
-    kept = [s["scanned_on"] for s in scans if s["server"] is not None]
-    assert kept == [t * 100 for t in range(3, OBSERVED_SCANS_KEPT + 3)]
-    assert all(s["agent"] == SCAN["agent"] for s in scans)  # every scan keeps its agent
+    assert kept() == [t * 100 for t in range(newest - OBSERVED_SCANS_KEPT + 1, newest + 1)]
     # the cluster's observations are its own: they stay with the newest
     read = client.get(f"/kubeclusters/{cluster['name']}").get_json()
-    assert read["observed"]["scanned_on"] == (OBSERVED_SCANS_KEPT + 2) * 100
+    assert read["observed"]["scanned_on"] == newest * 100
 
 
 def readiness_of(client, cluster):
@@ -299,14 +305,20 @@ def test_a_scan_that_changes_observed_or_readiness_status_is_a_cluster_update(cl
     assert updated["type"] == "kubecluster.updated"
     fields = updated["changes"]
     assert fields["readiness.status"] == {"from": "unknown", "to": "error"}
-    assert fields["observed"]["from"] is None
-    assert fields["observed"]["to"]["version"] == "v1.30.4-eks-a737599"
+    assert fields["observed"] == {"from": None, "to": {"version": "v1.30.4-eks-a737599",
+                                                      "minor": "1.30"}}
     assert set(fields) == {"observed", "readiness.status"}
     assert updated["object"]["readiness"]["status"] == "error"
-    # the same observations again: observed.scan and scanned_on change, the status not
+    assert updated["object"]["observed"]["scanned_on"] == 100
+    # the same observations again, newer: which scan observed it moves, silently
+    count = len(events_of(client, cluster["name"]))
     post_scan(client, cluster["name"], 200)
+    assert len(events_of(client, cluster["name"])) == count
+    # the server observed on another version: an event, with what changed
+    post_scan(client, cluster["name"], 250, server={"git_version": "v1.30.5"})
     last = events_of(client, cluster["name"])[-1]
-    assert set(last["changes"]) == {"observed.scan", "observed.scanned_on"}
+    assert last["changes"] == {"observed.version": {"from": "v1.30.4-eks-a737599",
+                                                    "to": "v1.30.5"}}
     # only request counts change, observed not (no server): no event
     count = len(events_of(client, cluster["name"]))
     post_scan(client, cluster["name"], 300, deprecated_api_requests=[
@@ -341,13 +353,13 @@ def test_the_feed_and_a_webhook_follow_readiness_status_changes(client, inventor
     cluster = inventory.cluster(version="1.30.4")
     other = inventory.cluster(version="1.30.4")
     post_scan(client, cluster["name"], 100)  # unknown -> error
-    post_scan(client, cluster["name"], 200)  # observed.scan changes, the status not
+    post_scan(client, cluster["name"], 200, server={"git_version": "v1.30.9"})  # not the status
     client.patch(f"/kubeclusters/{other['name']}", json={"title": "t"})
     flt = 'type="kubecluster.updated" AND changed="readiness.status"'
     found = client.get("/events", query_string={"filter": flt}).get_json()["results"]
     assert [e["subject"] for e in found] == [f"/kubeclusters/{cluster['name']}"]
     assert found[0]["changes"]["readiness.status"] == {"from": "unknown", "to": "error"}
-    followed = client.get("/events", query_string={"filter": 'changed="observed.scan"'})
+    followed = client.get("/events", query_string={"filter": 'changed="observed.version"'})
     assert len(followed.get_json()["results"]) == 1
     # a webhook takes the same filter
     made = client.post("/webhooks", json={"url": "https://hooks.example.com/inventory",

@@ -37,6 +37,7 @@ class ClusterStore(ResourceStore):
     # an update's event lists the version, and of readiness its status
     computed_fields = ("support", "readiness.target", "readiness.checks")
     key_field = "name"
+    json_fields = frozenset({"readiness"})
     scope_field = "organization"
     immutable_fields = ("name", "platform")
     platforms = None  # the parent collection, set by Store
@@ -251,9 +252,10 @@ class ClusterStore(ResourceStore):
         document as read): its `last_scanned_on` rises to the scan's, and
         each part the scan observed replaces the cluster's when the scan is
         the newer (readiness.merged), and with it `observed` and
-        `readiness`. A scan that changes `observed` or `readiness.status` is
-        the cluster's `kubecluster.updated` event (those changes). False if
-        the cluster is gone or being deleted."""
+        `readiness`. A scan that changes what was observed (`observed`'s
+        version) or `readiness.status` is the cluster's `kubecluster.updated`
+        event (those changes: _watched). False if the cluster is gone or
+        being deleted."""
         if not any(part in scan for part in ("server", "nodes", "deprecated_api_requests",
                                              "findings")):
             return self.record_scan_time(cluster, scan["scanned_on"])
@@ -271,7 +273,7 @@ class ClusterStore(ResourceStore):
                 return self.still_live(current)
             sets[REVISION] = new_revision()
             after = {**current, **sets}
-            changes = changes_between(_watched(self.to_api(current)), _watched(after))
+            changes = changes_between(_watched(current), _watched(after))
             if changes is not None and self.events is not None:
                 outboxed = self.with_event(after, "updated", f"{self.event_kind}:"
                                            f"{current['_id']}:{sets[REVISION]}", changes)
@@ -315,9 +317,15 @@ def _key_order(key):
 
 
 def _watched(record):
-    """What of a cluster a scan's event reports the changes of."""
-    return {"observed": record.get("observed"),
-            "readiness": {"status": record["readiness"]["status"]}}
+    """What of a cluster (its document) a scan's event reports the changes of: what was
+    observed (not which scan observed it: a newer scan of the same version
+    moves `observed.scan` and `observed.scanned_on` silently, as it does
+    `last_scanned_on`) and the readiness' status."""
+    observed = record.get("observed")
+    readiness = record.get("readiness") or {"status": "unknown"}  # stored before it: unknown
+    return {"observed": observed and {"version": observed["version"],
+                                      "minor": observed["minor"]},
+            "readiness": {"status": readiness["status"]}}
 
 
 # Where a group's value sorts among its field's: a missing value first,

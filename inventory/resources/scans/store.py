@@ -2,7 +2,7 @@
 import time
 from datetime import datetime, timezone
 
-from inventory.core.caps import OBSERVED_SCANS_KEPT
+from inventory.core.caps import OBSERVED_SCANS_KEPT, OBSERVED_SCANS_SPARE
 from inventory.core.errors import (
     NotFound,
 )
@@ -99,20 +99,26 @@ class ScanStore(ResourceStore):
         return self.to_api(doc)
 
     def _keep_newest_observed(self, cluster_id, new_key):
-        """Only the cluster's OBSERVED_SCANS_KEPT newest scans keep what they
-        observed: after an observed scan, the one it pushed past them, or
-        the new one itself when it is older than them, loses it. One walk
-        of the newest keys, then an update by key. (Two scans recorded at
-        once may leave one more observed: the next one takes it.)"""
+        """A cluster's OBSERVED_SCANS_KEPT newest scans keep what they
+        observed; the older let it go, a few at a time: a walk of the newest
+        keys (a read) after each observed scan, and an update of those past
+        the kept ones once OBSERVED_SCANS_SPARE of them (or the new scan
+        itself, recorded older than the kept ones) hold observations. So a
+        scan's POST writes no more than a plain one's, mostly, and a
+        cluster holds at most OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE
+        observed scans."""
         lower, upper = self.key_range(cluster_id)
         newest = list(self.collection.find(
             {"_id": {"$gt": lower, "$lt": upper}}, {"_id": 1, **dict.fromkeys(
-                KEPT_OBSERVATIONS, 1)}, sort=[("_id", -1)], limit=OBSERVED_SCANS_KEPT + 1))
+                KEPT_OBSERVATIONS, 1)}, sort=[("_id", -1)],
+            limit=OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE))
         beyond = {doc["_id"] for doc in newest[OBSERVED_SCANS_KEPT:]
                   if any(name in doc for name in KEPT_OBSERVATIONS)}
+        if len(beyond) < OBSERVED_SCANS_SPARE:
+            beyond = set()
         if new_key not in {doc["_id"] for doc in newest[:OBSERVED_SCANS_KEPT]}:
-            beyond.add(new_key)
-        for key in beyond:
+            beyond.add(new_key)  # recorded late, older than the kept ones
+        for key in sorted(beyond):
             self.collection.update_one({"_id": key}, {"$unset": dict.fromkeys(
                 KEPT_OBSERVATIONS, "")})
 
