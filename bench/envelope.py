@@ -25,7 +25,7 @@ idle median, is how long that operation held the loop (the promise: at most
   clusters and their scans).
 
     .venv/bin/python -m bench.envelope [--estate /tmp/estate] [--clusters 100000]
-        [--scans-per-cluster 10] [--organizations 10]
+        [--scans-per-cluster 10] [--organizations 10] [--port N]
 
 Appends its table to bench/envelope.txt.
 """
@@ -108,13 +108,14 @@ def main():
     parser.add_argument("--scans-per-cluster", type=int, default=10)
     parser.add_argument("--organizations", type=int, default=10)  # 10,000 clusters each
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "envelope.txt"))
+    parser.add_argument("--port", type=int, default=None, help="default: a free one")
     args = parser.parse_args()
     if not os.path.isdir(args.estate):
         seed(args.estate, args)
     work = tempfile.mkdtemp(prefix="envelope-")
     data = os.path.join(work, "data")
     shutil.copytree(args.estate, data, ignore=shutil.ignore_patterns("lock", "*.tmp"))
-    (port,) = free_ports(1)
+    (port,) = [args.port] if args.port else free_ports(1)
     log_path = os.path.join(work, "gunicorn.log")
     # the Procfile's gunicorn, its worker timeout (30 s) included: a request
     # that held the loop that long would get the worker killed

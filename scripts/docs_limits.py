@@ -51,8 +51,9 @@ def rows():
          "schemas/scans.py"),
         ("A scan's `deprecated_api_requests`, `findings`",
          f"{scans.MAX_DEPRECATED_APIS}, {scans.MAX_FINDINGS} entries", "schemas/scans.py"),
-        ("Scans that keep what they observed", f"a cluster's {caps.OBSERVED_SCANS_KEPT} newest "
-         "(older ones keep `scanned_on` and `agent`)", "inventory/core/caps.py"),
+        ("Scans that keep what they observed", f"a cluster's {caps.OBSERVED_SCANS_KEPT} newest, "
+         f"and up to {caps.OBSERVED_SCANS_SPARE} older until the next pass (older ones keep "
+         "`scanned_on` and `agent`)", "inventory/core/caps.py"),
         ("Error entries listed", f"{caps.MAX_ENTRIES}; an echoed `value` over "
          f"{caps.MAX_VALUE_BYTES // 1024} KiB is shortened", "inventory/core/caps.py"),
         ("`Idempotency-Key`", f"1-{idempotency.MAX_KEY_LENGTH} visible ASCII characters; kept "
