@@ -380,7 +380,10 @@ TREE_QUERIES = [
     {"$and": [{"$or": [{"v": {"$lt": "0001.0030.000000"}}, {"x": {"$exists": True}}]},
               {"$nor": [{"d": "gke"}]}]},
     {"$or": [{"e": {"$gte": "p", "$lt": "q"}}, {"v": {"$gt": "0001.0035.000000"}}]},
-    {"$or": [{"d": {"$eq": "eks"}}, {"labels.team": "a"}]},  # a dotted path: mongomock
+    {"$or": [{"d": {"$eq": "eks"}}, {"labels.team": "a"}]},  # a dotted path through objects
+    {"d.nested": "eks"}, {"d.nested": {"$exists": True}}, {"d.nested": {"$exists": False}},
+    {"d.nested": None}, {"e.x": "prod"}, {"e.0": "prod"}, {"v.x": {"$lt": 9}},
+    {"$nor": [{"d.nested": {"$gte": "e"}}]}, {"d.nested.deeper": {"$exists": False}},
     {"$or": [{"e": {"$ne": "prod"}}]},  # $ne: mongomock
     {"$nor": [{"v": {"$gte": "0001.0019.000000", "$lt": "0001.0037.000000"}}]},
 ]
