@@ -129,7 +129,8 @@ def estate(store, clusters, scans_per_cluster, organizations, run):
                **store.clusters.observed_fields(version, {})}
         # each scan says what made it; the newest also what it observed
         # (the older ones have let theirs go: inventory.core.caps.OBSERVED_SCANS_KEPT)
-        observed = stored_observations(typical_scan(version, c)) if scanned else {}
+        typical = typical_scan(version, c) if scanned else {}
+        observed = stored_observations(typical)
         for scanned_on in scanned:
             scan_id = new_id("k8scs")
             scan = {**template["scans"], "id": scan_id, "cluster": cluster_id,
@@ -137,9 +138,9 @@ def estate(store, clusters, scans_per_cluster, organizations, run):
                     "scanned_on": scanned_on, store.scans.TIME_FIELD: now,
                     "_rev": new_revision(), "agent": AGENT}
             if scanned_on == scanned[-1]:
-                scan.update(observed)
+                scan.update(observed)  # its agent's, and what it observed
                 doc.update(store.clusters.observed_fields(
-                    version, readiness.merged({}, scan)))
+                    version, readiness.merged({}, {**scan, **typical})))
             scans_batch.append(scan)
         doc.update(store.clusters.order_fields(doc))
         clusters_batch.append(doc)

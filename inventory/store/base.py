@@ -184,10 +184,6 @@ class ResourceStore:
 
     # -- mapping between API records and stored documents -----------------
 
-    # Fields of plain JSON (no times, no bytes), large and nested: copied by
-    # orjson (C) rather than walked, several times faster.
-    json_fields = frozenset()
-
     def to_api(self, doc):
         """The record `doc` holds, as the API shows it. `doc` may be the
         stored document itself (`shown`): the record's objects and arrays are
@@ -195,8 +191,7 @@ class ResourceStore:
         through it."""
         record = Record({self.key_field: doc["_id"]})
         # fields starting with "_" are the store's own (`_id`, marks, sort keys)
-        record.update({k: v if v.__class__ in _SCALARS else
-                       orjson.loads(orjson.dumps(v)) if k in self.json_fields else _copied(v)
+        record.update({k: v if v.__class__ in _SCALARS else _copied(v)
                        for k, v in doc.items() if k[:1] != "_"})
         for name, value in self.read_defaults.items():
             record.setdefault(name, value)

@@ -334,7 +334,7 @@ def test_a_cluster_stored_before_readiness_reads_unknown_and_is_backfilled(
     cluster = inventory.cluster(version="1.30.4")
     store.clusters.collection.update_one(
         {"_id": cluster["name"]}, {"$unset": {"readiness": "", "observed": "", "_blockers": "",
-                                              "_observations": "",
+                                              "_observations": "", "_checks": "",
                                               "_observed_version_key": ""}})
     read = client.get(f"/kubeclusters/{cluster['name']}").get_json()
     assert read["observed"] is None

@@ -165,7 +165,7 @@ def test_a_newer_scan_replaces_the_parts_it_carries_and_an_older_one_nothing():
                                          findings=[]))
     assert newer["server"]["value"] == "v1.31.0" and newer["findings"]["value"] == []
     late = scan(150, "k8scs_3", server={"git_version": "v1.29.0"},
-                nodes={"count": 1, "kubelet_versions": [{"value": "v1.29.0", "count": 1}]})
+                nodes={"count": 1, "kubelet_versions": {"v1.29.0": 1}})
     after_late = readiness.merged(newer, late)
     assert after_late["server"] == newer["server"]  # older than the kept server part
     assert after_late["kubelet_versions"]["scan"] == "k8scs_3"  # the only nodes seen

@@ -277,8 +277,8 @@ def observed_of(observations):
 
 
 def merged(observations, scan):
-    """The cluster's observations after the scan `scan` (as stored: its
-    `scanned_on`, `id`, and the parts it carries): each part it carries
+    """The cluster's observations after the scan `scan` (its `scanned_on`,
+    `id`, and the parts it carries, as its body has them): each part it carries
     replaces the kept one when the scan is newer (by `scanned_on`, then by
     id: ids of scans are UUIDv7s, in the order they were recorded). The same
     object when nothing changed."""
@@ -293,15 +293,16 @@ def merged(observations, scan):
 
 
 def _parts_of(scan):
-    """The parts a stored scan carries, in the observations' form."""
+    """The parts a scan carries (as its body gives them), in the observations' form."""
     parts = {}
     if scan.get("server") is not None:
         parts["server"] = scan["server"]["git_version"]
     nodes = scan.get("nodes")
     if nodes is not None:
         for part in ("kubelet_versions", "kube_proxy_versions"):
-            if nodes.get(part) is not None:
-                parts[part] = nodes[part]
+            if nodes.get(part) is not None:  # a map of value -> nodes, kept as pairs
+                parts[part] = [{"value": value, "count": count}
+                               for value, count in sorted(nodes[part].items())]
     if scan.get("deprecated_api_requests") is not None:
         parts["deprecated_api_requests"] = scan["deprecated_api_requests"]
     if scan.get("findings") is not None:

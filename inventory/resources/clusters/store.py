@@ -1,6 +1,8 @@
 """KubeClusters: versions kept with a sortable key, support worked out per day, summaries."""
 import heapq
 
+import orjson
+
 from inventory.core.errors import (
     Contended,
     InvalidRecord,
@@ -26,9 +28,12 @@ from inventory.store.base import LIVE, REVISION, UPDATE_ATTEMPTS, ResourceStore,
 from inventory.store.events import OUTBOX, OUTBOX_SINCE, changes_between
 from inventory.store.pages import all_of
 
-# What a cluster keeps of its scans (inventory/resources/clusters/readiness.py),
+# What a cluster keeps of its scans (inventory/resources/clusters/readiness.py)
+# and its readiness' checks, each as one JSON string: read whole, never
+# queried, and one string costs the embedded store a fraction of the
+# memory (and start-up) of the objects it holds (docs/design/readiness.md);
 # and the failing checks' keys `:blockers` counts clusters by.
-OBSERVATIONS_FIELD, BLOCKERS_FIELD = "_observations", "_blockers"
+OBSERVATIONS_FIELD, CHECKS_FIELD, BLOCKERS_FIELD = "_observations", "_checks", "_blockers"
 
 
 class ClusterStore(ResourceStore):
@@ -37,7 +42,6 @@ class ClusterStore(ResourceStore):
     # an update's event lists the version, and of readiness its status
     computed_fields = ("support", "readiness.target", "readiness.checks")
     key_field = "name"
-    json_fields = frozenset({"readiness"})
     scope_field = "organization"
     immutable_fields = ("name", "platform")
     platforms = None  # the parent collection, set by Store
@@ -59,7 +63,9 @@ class ClusterStore(ResourceStore):
         support = LIFECYCLES.support(doc.get(DISTRIBUTION_FIELD, "upstream"), doc["version"],
                                      day or today())
         record["support"] = support
-        if "readiness" not in doc:  # stored before readiness: `create-indexes` stores it
+        if CHECKS_FIELD in doc:  # `readiness` holds the target and status, for queries
+            record["readiness"]["checks"] = orjson.loads(doc[CHECKS_FIELD])
+        else:  # stored before readiness: `create-indexes` stores it
             record["readiness"] = readiness.assess(doc["version"], None)
         # The answer changes with the day as well as with writes: so does its
         # ETag. If-Match compares the stored part only (see stored_revisions).
@@ -130,15 +136,17 @@ class ClusterStore(ResourceStore):
         the keys kept for filters and `:blockers`."""
         observed, assessed = readiness.observed_of(observations), \
             readiness.assess(version, observations)
-        return {OBSERVATIONS_FIELD: observations, "observed": observed,
+        return {OBSERVATIONS_FIELD: orjson.dumps(observations).decode(), "observed": observed,
                 OBSERVED_VERSION_KEY_FIELD: observed and version_key(observed["version"]),
-                "readiness": assessed, BLOCKERS_FIELD: readiness.blocker_keys(assessed)}
+                "readiness": {"target": assessed["target"], "status": assessed["status"]},
+                CHECKS_FIELD: orjson.dumps(assessed["checks"]).decode(),
+                BLOCKERS_FIELD: readiness.blocker_keys(assessed)}
 
     def derived_fields(self, doc, sets):
         # a change of the recorded version changes the upgrade's target
         if "version" not in sets:
             return {}
-        return self.observed_fields(doc["version"], doc.get(OBSERVATIONS_FIELD) or {})
+        return self.observed_fields(doc["version"], _observations_of(doc))
 
     def add_missing_readiness(self):
         """Store the readiness of clusters written before it existed (run by
@@ -265,7 +273,7 @@ class ClusterStore(ResourceStore):
             if (current.get("last_scanned_on") or -1) < scan["scanned_on"]:
                 sets["last_scanned_on"] = scan["scanned_on"]
                 sets.update(self.order_fields({**current, **sets}, changed=("last_scanned_on",)))
-            kept = current.get(OBSERVATIONS_FIELD) or {}
+            kept = _observations_of(current)
             observations = readiness.merged(kept, scan)
             if observations is not kept or "readiness" not in current:
                 sets.update(self.observed_fields(current["version"], observations))
@@ -303,6 +311,12 @@ class ClusterStore(ResourceStore):
             all_of(self.identity(cluster), LIVE, older),
             {"$set": {"last_scanned_on": scanned_on, **order_keys, REVISION: new_revision()}})
         return result.matched_count == 1 or self.still_live(cluster)
+
+
+def _observations_of(doc):
+    """What the cluster in `doc` keeps of its scans (readiness.py's form)."""
+    kept = doc.get(OBSERVATIONS_FIELD)
+    return orjson.loads(kept) if kept else {}
 
 
 def _largest(counts, order):

@@ -7,7 +7,6 @@ ID = IdForm("k8scs")
 # with every scan, the others only with a cluster's newest.
 OBSERVATIONS = ("agent", "server", "nodes", "deprecated_api_requests", "findings")
 KEPT_OBSERVATIONS = OBSERVATIONS[1:]
-NODE_MAPS = ("kubelet_versions", "kube_proxy_versions", "container_runtimes", "os_images")
 
 SPEC = ResourceSpec(
     name="scans", kind="scan", path="scans", nested=True,

@@ -2,15 +2,19 @@
 import time
 from datetime import datetime, timezone
 
+import orjson
+
 from inventory.core.caps import OBSERVED_SCANS_KEPT, OBSERVED_SCANS_SPARE
 from inventory.core.errors import (
     NotFound,
 )
 from inventory.core.ids import new_id
-from inventory.resources.scans.spec import KEPT_OBSERVATIONS, NODE_MAPS, OBSERVATIONS, SPEC
+from inventory.resources.scans.spec import KEPT_OBSERVATIONS, SPEC
 from inventory.store import pages
 from inventory.store.base import LIVE, REVISION, Record, ResourceStore, _copied
 from inventory.store.events import OUTBOX
+
+OBSERVED_FIELD = "_observed"  # what a scan observed but its agent (stored_observations)
 
 
 class ScanStore(ResourceStore):
@@ -51,9 +55,11 @@ class ScanStore(ResourceStore):
                           lower=lower, upper=upper)
 
     def to_api(self, doc):
-        record = Record(id=doc["id"], cluster=doc["cluster"], scanned_on=doc["scanned_on"])
-        for name in OBSERVATIONS:
-            record[name] = _shown(name, doc.get(name))
+        record = Record(id=doc["id"], cluster=doc["cluster"], scanned_on=doc["scanned_on"],
+                        agent=_copied(doc.get("agent")),
+                        **dict.fromkeys(KEPT_OBSERVATIONS))
+        if OBSERVED_FIELD in doc:
+            record.update(orjson.loads(doc[OBSERVED_FIELD]))
         record.revision = doc.get(REVISION)
         return record
 
@@ -89,11 +95,12 @@ class ScanStore(ResourceStore):
                self.TIME_FIELD: datetime.now(timezone.utc).replace(tzinfo=None)}
         self.insert(doc, publish=False, parent=cluster)
         # The cluster's update doubles as the check that it still exists.
-        if not self.clusters.record_scan(cluster, doc):
+        observed = {name: body[name] for name in KEPT_OBSERVATIONS if body.get(name) is not None}
+        if not self.clusters.record_scan(cluster, {**doc, **observed}):
             self.collection.delete_one({"_id": doc["_id"]})
             raise NotFound(f"No cluster {cluster_key!r}.")
         self.publish(doc["_id"], doc.get(OUTBOX))
-        if any(name in doc for name in KEPT_OBSERVATIONS):
+        if OBSERVED_FIELD in doc:
             self._keep_newest_observed(cluster["id"], doc["_id"])
         self._maybe_trim(cluster["id"])
         return self.to_api(doc)
@@ -109,18 +116,15 @@ class ScanStore(ResourceStore):
         observed scans."""
         lower, upper = self.key_range(cluster_id)
         newest = list(self.collection.find(
-            {"_id": {"$gt": lower, "$lt": upper}}, {"_id": 1, **dict.fromkeys(
-                KEPT_OBSERVATIONS, 1)}, sort=[("_id", -1)],
-            limit=OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE))
-        beyond = {doc["_id"] for doc in newest[OBSERVED_SCANS_KEPT:]
-                  if any(name in doc for name in KEPT_OBSERVATIONS)}
+            {"_id": {"$gt": lower, "$lt": upper}}, {"_id": 1, OBSERVED_FIELD: 1},
+            sort=[("_id", -1)], limit=OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE))
+        beyond = {doc["_id"] for doc in newest[OBSERVED_SCANS_KEPT:] if OBSERVED_FIELD in doc}
         if len(beyond) < OBSERVED_SCANS_SPARE:
             beyond = set()
         if new_key not in {doc["_id"] for doc in newest[:OBSERVED_SCANS_KEPT]}:
             beyond.add(new_key)  # recorded late, older than the kept ones
         for key in sorted(beyond):
-            self.collection.update_one({"_id": key}, {"$unset": dict.fromkeys(
-                KEPT_OBSERVATIONS, "")})
+            self.collection.update_one({"_id": key}, {"$unset": {OBSERVED_FIELD: ""}})
 
     def _maybe_trim(self, cluster_id):
         """Trim the cluster once every tenth of the count's scans recorded
@@ -158,27 +162,15 @@ class ScanStore(ResourceStore):
 
 
 def stored_observations(body):
-    """What a scan's body observed, as stored."""
-    return {name: _stored(name, body[name]) for name in OBSERVATIONS
-            if body.get(name) is not None}
-
-
-# A map of `nodes` (a value, such as a version, to a count of nodes) is
-# stored as a list of {"value", "count"}: its keys hold dots (`v1.30.4`),
-# which FerretDB refuses in a document's keys.
-def _stored(name, value):
-    if name != "nodes":
-        return value
-    return {field: [{"value": key, "count": count} for key, count in sorted(
-        value[field].items(), key=lambda item: (-item[1], item[0]))]
-        if field in NODE_MAPS else value[field] for field in value}
-
-
-def _shown(name, value):
-    if value is None:
-        return None
-    if name != "nodes":
-        return _copied(value)  # the stored document may be the store's own (`shown`)
-    return {field: {pair["value"]: pair["count"] for pair in value[field]}
-            if field in NODE_MAPS else value[field] for field in value}
-
+    """What a scan's body observed, as stored: its `agent` as it is (every
+    scan keeps it), the rest as one JSON string (OBSERVED_FIELD): read
+    whole, never queried, it costs the embedded store one string, not the
+    dozens of objects it holds, and a map's keys (versions, `v1.30.4`) are
+    no document's keys (FerretDB refuses a `.` in them)."""
+    stored = {}
+    if body.get("agent") is not None:
+        stored["agent"] = body["agent"]
+    observed = {name: body[name] for name in KEPT_OBSERVATIONS if body.get(name) is not None}
+    if observed:
+        stored[OBSERVED_FIELD] = orjson.dumps(observed).decode()
+    return stored
