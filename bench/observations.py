@@ -28,6 +28,7 @@ import datetime
 import json
 import logging
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -123,6 +124,8 @@ def scan_posts(clusters, reps):
                 timed[kind][0].append(wall * 1000)
                 timed[kind][1].append(cpu * 1000)
     fsync = app.config.get("INVENTORY_FSYNC", "default")
+    app.extensions["inventory.store"].db.journal.close()
+    shutil.rmtree(work, ignore_errors=True)
     return {kind: (statistics.median(walls), statistics.median(cpus))
             for kind, (walls, cpus) in timed.items()}, size, fsync
 

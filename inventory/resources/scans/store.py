@@ -83,8 +83,10 @@ class ScanStore(ResourceStore):
         return self.create_under(cluster_key, {"scanned_on": scanned_on}, None, scope)
 
     def create_under(self, cluster_key, body, principal, scope=None):
-        """Record a scan (`body`: its `scanned_on`, or none for now) of the
-        cluster at `cluster_key` (name or id). Scans keep no author."""
+        """Record a scan (`body`: its `scanned_on`, or none for now, and what
+        it observed) of the cluster at `cluster_key` (name or id), and on the
+        cluster what it observed first (ClusterStore.record_scan). Scans keep
+        no author."""
         scanned_on = body.get("scanned_on")
         cluster = self.clusters.get_doc(cluster_key, scope)
         scanned_on = int(time.time()) if scanned_on is None else scanned_on
