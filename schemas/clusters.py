@@ -23,7 +23,7 @@ from schemas.common import (
     schema_url_field,
 )
 from schemas.fields import MAX_SAFE_INTEGER, DumpedAsIs, Labels, Slug, Text, WholeNumber
-from schemas.scans import MAX_SCANNED_ON
+from schemas.scans import MAX_DEPRECATED_APIS, MAX_FINDINGS, MAX_SCANNED_ON
 
 _DAY = {"format": "date"}
 MAX_ENDPOINT = 2048
@@ -178,7 +178,8 @@ class ReadinessCheckSchema(Schema):
         "`unknown` when no scan carried what the check needs.")})
     summary = fields.String(required=True, metadata={"description": "What it found, and what "
                                                      "to do about it."})
-    details = fields.List(fields.Dict(), required=True, metadata={"description": (
+    details = fields.List(fields.Dict(), required=True, metadata={
+        "maxItems": MAX_DEPRECATED_APIS + MAX_FINDINGS, "description": (
         "What fails, with its counts: for `observed-version` `{recorded, observed, version}`; "
         "for the skew checks `{minor, versions, nodes}`; for `deprecated-apis` `{status, group, "
         "version, resource, removed_release, requests}` per requested API and `{status, "
@@ -195,7 +196,8 @@ class UpgradeReadinessSchema(Schema):
         "Its worst check's (`error` > `warning` > `unknown` > `passing`). Filterable "
         '(`readiness.status="error"`, served by an index) and in `group_by`.')})
     checks = fields.List(fields.Nested(ReadinessCheckSchema), required=True, metadata={
-        "description": "The four checks, always in this order."})
+        "maxItems": len(readiness.CHECKS), "description": "The four checks, always in this "
+        "order."})
 
 
 class KubeClusterSchema(BodySchema):
