@@ -97,7 +97,7 @@ async function main(): Promise<void> {
   // upgrade readiness, typed: never scanned, so every check is unknown; the fleet's blockers
   const readiness: "passing" | "warning" | "unknown" | "error" = dueCluster.readiness.status;
   check(readiness === "unknown" && dueCluster.readiness.checks.length === 4 &&
-        dueCluster.observed === null, "readiness before any observation");
+        dueCluster.observed === null, "readiness before it is observed");
   const blockers = await client.GET("/kubeclusters:blockers", {
     params: { query: { filter: 'environment="production"' } },
   });
