@@ -13,7 +13,7 @@ from functools import cached_property
 
 from marshmallow import Schema, fields, missing, post_load, pre_load, validate
 
-from inventory.core.caps import MAX_ENTRIES
+from inventory.core.caps import MAX_CSV_ROWS, MAX_ENTRIES
 from inventory.core.filtering import MAX_DEPTH as MAX_FILTER_DEPTH
 from inventory.core.filtering import MAX_LENGTH as MAX_FILTER_LENGTH
 from inventory.core.filtering import MAX_TERMS as MAX_FILTER_TERMS
@@ -172,10 +172,11 @@ comparisons `field op value` with op one of `= != < <= > >= :`, joined by
 Fields are the listed resource's fields, dotted for nesting. Values are
 "quoted strings", numbers, `true` or `false`; a string ending in `*` matches
 by prefix (`\\*` for a literal star). `labels:team` asks whether a label
-exists. Versions compare as versions (`version<"1.30"`), timestamps as RFC
-3339 instants, integers as integers. At most {MAX_FILTER_LENGTH:,} characters,
-{MAX_FILTER_TERMS} comparisons and NOTs in all and {MAX_FILTER_DEPTH} levels of \
-nesting. A filtered page examines at most
+exists; a label key with a `.` or `/` is quoted:
+`labels."app.kubernetes.io/name"="api"`. Versions compare as versions
+(`version<"1.30"`), timestamps as RFC 3339 instants, integers as integers.
+At most {MAX_FILTER_LENGTH:,} characters, {MAX_FILTER_TERMS} comparisons and NOTs in all
+and {MAX_FILTER_DEPTH} levels of nesting. A filtered page examines at most
 {MAX_EXAMINED:,} records, so it may be short: follow `continue` until it is empty."""
 
 
@@ -203,6 +204,18 @@ def continue_field():
                   "`filter` and caller."})
 
 
+def format_field():
+    """`format`: `csv` answers the whole match as CSV (inventory.http.csv_export)."""
+    return fields.String(
+        data_key="format", validate=validate.OneOf(["json", "csv"]),
+        metadata={"description": "`csv`: the whole match from `continue` on (`limit` aside), "
+                  "as `text/csv`, streamed, in the list's order, with a header row of the "
+                  "record's flattened fields (`support.status`, `labels.team`); past "
+                  f"{MAX_CSV_ROWS:,} records, a 422 before the first byte. `json`: the page. "
+                  "Absent: `Accept` decides (`text/csv` preferred to JSON means CSV); given, "
+                  "it wins over `Accept`."})
+
+
 def filter_field(examples, description=FILTER_DESCRIPTION):
     return fields.String(validate=validate.Length(max=MAX_FILTER_LENGTH),
                          metadata={"description": description, "examples": examples})
@@ -225,6 +238,7 @@ def list_args(name, filter_examples, orderings):
         "continue_": continue_field(),
         "filter": filter_field(filter_examples),
         "order_by": order_by_field(orderings),
+        "format_": format_field(),
     })
 
 

@@ -7,11 +7,11 @@ from datetime import datetime, timezone
 import click
 from flask.cli import with_appcontext
 
+from inventory.core import readiness
 from inventory.core.ids import new_id
 from inventory.core.versions import version_key, version_parts
 from inventory.embedded.database import embedded_database
 from inventory.resources import store_classes
-from inventory.resources.clusters import readiness
 from inventory.resources.scans.store import stored_observations
 from inventory.store import Store, get_store
 from inventory.store.base import new_revision

@@ -45,6 +45,13 @@ ENVELOPE_SCANS = 1_000_000
 # more matches than this are an error (422) that says to narrow the filter.
 MAX_INTEGRATION_CLUSTERS = 10_000
 
+# A list answered as CSV (inventory.http.csv_export) holds the whole match or
+# is refused: more records than this, or more columns (one per label key the
+# match holds), are a 422 before the first byte. Records: the envelope's
+# clusters, so one CSV can hold the whole estate.
+MAX_CSV_ROWS = ENVELOPE_CLUSTERS
+MAX_CSV_COLUMNS = 1000
+
 # Webhooks (inventory/integrations/webhooks.py): a receiver acknowledges an
 # event with any 2xx within WEBHOOK_TIMEOUT seconds; anything else is retried
 # after WEBHOOK_BACKOFF[attempt] seconds (the last repeating) until the first

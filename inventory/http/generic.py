@@ -29,10 +29,11 @@ from flask import url_for
 
 from inventory.http.auth import current_principal, current_scope
 from inventory.http.conditional import if_match, read, with_etag
+from inventory.http.csv_export import RecordColumns
 from inventory.http.lists import list_page
 from inventory.http.operations import operation
 from inventory.store import get_store
-from schemas.common import DeleteArgsSchema
+from schemas.common import DeleteArgsSchema, list_args
 
 
 def _lend(stub, method):
@@ -47,9 +48,10 @@ class ResourceViews:
     after `name` ("KubePlatform": `listKubePlatforms`, `createKubePlatform`,
     `getKubePlatform`, `updateKubePlatform`, `deleteKubePlatform`), with
     the schemas of the module `schemas` named after it too (`{name}Schema`,
-    `{name}CreateSchema`, `{name}PatchSchema`, `{name}ListSchema`,
-    `{name}ListArgsSchema`, and `New{name}Schema` for a create's answer that
-    holds a secret).
+    `{name}CreateSchema`, `{name}PatchSchema`, `{name}ListSchema`, and
+    `New{name}Schema` for a create's answer that holds a secret); a list's
+    arguments are made here from the module's `FILTER_EXAMPLES` and the
+    spec's orderings.
 
     What each operation declares has defaults that any keyword overrides:
     the role (`reader` for reads, `writer` for writes); with `etags`, ETags
@@ -67,11 +69,14 @@ class ResourceViews:
         self.schema = getattr(schemas, f"{name}Schema")
         self.create_schema = getattr(schemas, f"{name}CreateSchema", None)
         self.patch_schema = getattr(schemas, f"{name}PatchSchema", None)
-        self.list_args = getattr(schemas, f"{name}ListArgsSchema", None)
+        # made here: the schemas are handed the spec's orderings, never import it
+        self.list_args = list_args(f"{name}List", schemas.FILTER_EXAMPLES, spec.orderings) \
+            if hasattr(schemas, "FILTER_EXAMPLES") else None
         self.envelope = getattr(schemas, f"{name}ListSchema", None)
         self.new_schema = getattr(schemas, f"New{name}Schema", None)
         self.parent = parent if spec.nested else None
         self.item_endpoint = None  # `.<the view class that reads one record>`, for Location
+        self.columns = None  # the list's CSV columns, once it is declared
 
     def _declare(self, stub, method, declared, response, arguments=None):
         operation_id = declared.pop("operation_id")
@@ -87,17 +92,23 @@ class ResourceViews:
 
     def listing(self, **declared):
         """GET on the collection: a page of records (`filter`, `order_by`,
-        `limit`, `continue`)."""
+        `limit`, `continue`), or the whole match as CSV (`format=csv` or
+        `Accept: text/csv`), in columns flattened from the record's schema."""
         name, orderings = self.spec.name, self.spec.orderings
         declared = {"operation_id": f"list{self.name}s", "role": self.reader,
-                    "errors": (404, 422) if self.parent else (422,), **declared}
+                    "errors": (404, 422) if self.parent else (422,), "csv": True, **declared}
+        # the records as the JSON pages dump them: the envelope's `results`
+        # (kept: the console's Export CSV writes the same columns)
+        columns = self.columns = RecordColumns(
+            self.envelope._declared_fields["results"].inner.schema)
 
         def declare(stub):
             if self.parent is None:
                 list_key = self.spec.path
 
                 def get(view, args):
-                    return list_page(list_key, args, getattr(get_store(), name).list, orderings)
+                    return list_page(list_key, args, getattr(get_store(), name).list, orderings,
+                                     columns, f"{list_key}.csv")
             else:
                 parent, parent_key = self.parent.name, self.parent.path_key.name
                 prefix, suffix = f"{self.parent.path}/", f"/{self.spec.path}"
@@ -109,7 +120,8 @@ class ResourceViews:
                     child = getattr(store, name)
                     under = child.parent_value(found)
                     return list_page(f"{prefix}{under}{suffix}", args,
-                                     partial(child.list_under, under), orderings)
+                                     partial(child.list_under, under), orderings, columns,
+                                     f"{self.parent.path}-{path[parent_key]}-{self.spec.path}.csv")
             return self._declare(stub, get, declared, (200, self.envelope),
                                  (self.list_args, {"location": "query"}))
         return declare
@@ -225,14 +237,18 @@ class ResourceViews:
                                  (self.patch_schema, {"required": False}))
         return declare
 
-    def deleting(self, *, force=False, **declared):
-        """DELETE of one record and everything below it. `force`: it has
-        children that refuse an unforced delete (their spec's
-        `refuses_parent_delete`; tests/unit/test_operations.py checks that it
-        says so), so it takes `force` (else 409); with `if_match`, only at
-        one of If-Match's ETags."""
+    # Whether a resource's children refuse its unforced delete (their specs'
+    # `refuses_parent_delete`): handed by inventory.resources, which knows
+    # every spec, before any views module is imported.
+    children_refuse = staticmethod(lambda spec: False)
+
+    def deleting(self, *, force=None, **declared):
+        """DELETE of one record and everything below it. It takes `force`
+        (else 409) when its children refuse an unforced delete, as their
+        specs declare (`force=` overrides; tests/unit/http/test_operations.py
+        checks it); with `if_match`, only at one of If-Match's ETags."""
         name, key = self.spec.name, self.spec.path_key.name
-        forced = force
+        forced = self.children_refuse(self.spec) if force is None else force
         declared = {"operation_id": f"delete{self.name}", "role": self.writer,
                     "if_match": self.etags,
                     "errors": tuple(sorted({404, 422} | ({409} if forced else set())

@@ -6,6 +6,7 @@ from inventory.core import filtering
 from inventory.core.ids import now_rfc3339
 from inventory.http.auth import current_scope
 from inventory.http.continuation import tokens
+from inventory.http.csv_export import csv_response, wants_csv
 from inventory.store.pages import PageRequest
 from schemas.common import DEFAULT_LIMIT
 
@@ -55,8 +56,12 @@ def page_request(list_key, args, orderings=None):
     return PageRequest(limit, tree, after, scope, ordering, backwards, pages.now), pages
 
 
-def list_page(list_key, args, fetch, orderings):
+def list_page(list_key, args, fetch, orderings, columns=None, filename=None):
     """The list envelope of the page `fetch(PageRequest) -> Page` answers
-    for the query `args` (see page_request)."""
+    for the query `args` (see page_request); or, when `format` or Accept
+    asks for CSV, the whole match from `continue` on as `filename`, in
+    `columns` (inventory.http.csv_export)."""
     request, pages = page_request(list_key, args, orderings)
+    if columns is not None and wants_csv(args):
+        return csv_response(fetch, request, columns, filename, args.get("filter"))
     return pages.envelope(fetch(request))

@@ -20,6 +20,15 @@ from inventory.http.parser import MAX_JSON_DEPTH
 from schemas.common import BodySchema
 
 PROBLEM = "application/problem+json"
+CSV = "text/csv"
+CSV_DESCRIPTION = (
+    f"With `format=csv` or `Accept: text/csv`: every matching record (at most "
+    f"{limits.MAX_CSV_ROWS:,}; past it a 422 before the first byte), in the list's order, "
+    "UTF-8, CRLF line ends, RFC 4180 quoting; a header row of the record's fields, nested "
+    "ones dotted (`support.status`), one column per label key (`labels.team`), lists and "
+    "other objects as JSON; null is an empty cell; a text cell starting with `=`, `+`, `-`, "
+    "`@`, a tab or a carriage return starts with `'`. A broken connection (no last chunk) "
+    "means the file is not whole.")
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 METHODS = ("get", "post", "patch", "put", "delete")
 
@@ -176,6 +185,8 @@ def _complete_operation(operation, declared):
         response["headers"] = _success_headers(status, response, declared)
         if declared.links and status.startswith("2"):
             response["links"] = _links(declared)
+        if declared.csv and status == "200":
+            response["content"][CSV] = {"schema": {"$ref": "#/components/schemas/CsvRows"}}
         if declared.stream and status == "200":
             response["content"][declared.stream] = {"schema": {
                 "type": "string", "description": "Server-Sent Events: each event's `id:` is "
@@ -248,6 +259,8 @@ def complete(document, declarations, cors=""):
         "This deployment, where the document is served from (local, staging or production "
         "alike): the team's own inventory, not a public API.")}]
     components["schemas"].pop("PaginationMetadata", None)  # flask-smorest's; unused here
+    if any(declared.csv for declared in by_id.values()):
+        components["schemas"]["CsvRows"] = {"type": "string", "description": CSV_DESCRIPTION}
     _name_and_exemplify(components["schemas"])
     document["info"]["description"] = (
         "An inventory of Kubernetes infrastructure for customers: organizations, their "

@@ -17,12 +17,13 @@ import pymongo.errors
 from flask import current_app
 from pymongo import ASCENDING
 
-from inventory.core.caps import DEFAULT_QUOTAS, ENVELOPE_CLUSTERS, ENVELOPE_SCANS
+from inventory.core.caps import DEFAULT_QUOTAS
 from inventory.core.errors import HasChildren, Unavailable
 from inventory.store.base import DELETING
 from inventory.store.events import OUTBOX_SINCE, EventStore, stored_now
 from inventory.store.idempotency import KEEP_FOR, IdempotencyStore
 from inventory.store.quotas import Quotas
+from inventory.store.sessions import IDLE, SessionStore
 
 log = logging.getLogger(__name__)
 _NOT_IMPLEMENTED = 238  # a server's refusal of what it does not implement (FerretDB)
@@ -104,10 +105,11 @@ _DERIVED = ("clusters.distribution", "clusters.readiness")
 
 
 class Store:
-    """The resource collections, the change feed and the idempotency keys
-    over one database. `resources` are (spec, store class) pairs, parents
-    first (inventory.resources.store_classes()): each store is an attribute
-    named as its resource, wired to its parent and children as declared."""
+    """The resource collections, the change feed, the idempotency keys and
+    the console's sessions over one database. `resources` are (spec, store
+    class) pairs, parents first (inventory.resources.store_classes()): each
+    store is an attribute named as its resource, wired to its parent and
+    children as declared."""
 
     def __init__(self, db, resources, quota_defaults=None, scan_retention=(365, 1000),
                  events_retention_days=30, webhook_lease=60, unscoped_webhooks=None):
@@ -126,6 +128,7 @@ class Store:
                 resource.parent_store = parent
                 parent.children = (*parent.children, resource)
         self.idempotency = IdempotencyStore(db)
+        self.sessions = SessionStore(db)  # the console's sign-ins (inventory/ui)
         # every change's event goes through the record's outbox to the feed
         self.events = EventStore(db, events_retention_days)
         self.events.sources = [resource for resource in self.listed() if resource.event_kind]
@@ -151,6 +154,7 @@ class Store:
                 resource.collection.create_index(list(keys), **options)
         for keys, options in self.events.indexes():
             self.events.collection.create_index(keys, **options)
+        self.sessions.collection.create_index([("token", ASCENDING)])  # a revoke ends them
         refused = [collection.name for collection, field, seconds in self.expiring()
                    if not self._create_ttl_index(collection, field, seconds)]
         if refused:
@@ -175,8 +179,7 @@ class Store:
             return
         for resource in self.listed():
             resource.add_missing_order_keys()
-        self.clusters.add_missing_distributions()
-        self.clusters.add_missing_readiness()
+            resource.add_missing_fields()
         if unless_known:
             self.db.settings.update_one({"_id": "order-keys"}, {"$set": {
                 "value": declared, "derived": list(_DERIVED)}}, upsert=True)
@@ -185,9 +188,10 @@ class Store:
         """(collection, field, seconds): the records kept for a time after
         the date in `field`, each expired by a TTL index (or the sweep)."""
         return [(self.idempotency.collection, "created_at", int(KEEP_FOR.total_seconds())),
+                (self.sessions.collection, "last_seen", int(IDLE.total_seconds())),
                 (self.events.collection, "at", int(self.events.retention.total_seconds())),
-                (self.scans.collection, self.scans.TIME_FIELD,
-                 self.scans.retention_days * 24 * 3600)]
+                *[(resource.collection, field, seconds) for resource in self.listed()
+                  for field, seconds in resource.expiring()]]
 
     def _create_ttl_index(self, collection, field, seconds):
         """A TTL index, or its new age when it exists with another
@@ -293,15 +297,20 @@ class Store:
                 time.sleep(DELETES_SWEEP_SECONDS)
         threading.Thread(target=run, name="delete-finisher", daemon=True).start()
 
+    def enveloped(self):
+        """The resources whose counts the embedded store's envelope bounds."""
+        return [resource for resource in self.listed() if resource.envelope is not None]
+
     def envelope(self):
-        """On the embedded store, {"clusters", "scans", "within"}: its size
-        against the envelope it is measured for; None on MongoDB (no such bound)."""
+        """On the embedded store, {<resource>: count, ..., "within"}
+        ({"clusters", "scans", "within"}): its size against the envelope its
+        resources declare; None on MongoDB (no such bound)."""
         if self.events.shared:
             return None
-        clusters = self.clusters.collection.estimated_document_count()
-        scans = self.scans.collection.estimated_document_count()
-        return {"clusters": clusters, "scans": scans,
-                "within": clusters <= ENVELOPE_CLUSTERS and scans <= ENVELOPE_SCANS}
+        counts = {resource.spec.name: resource.collection.estimated_document_count()
+                  for resource in self.enveloped()}
+        return {**counts, "within": all(counts[resource.spec.name] <= resource.envelope
+                                        for resource in self.enveloped())}
 
     def ping(self):
         self.db.command("ping")
@@ -343,11 +352,12 @@ def init_app(app, config, resources):
         store.events.note_left_pending()
         envelope = store.envelope()
         if not envelope["within"]:
-            log.warning("The embedded store holds %d clusters and %d scans, past the envelope it "
-                        "is measured for (%d clusters, %d scans on one worker): requests and "
-                        "background work may hold the event loop longer than promised; use "
-                        "MongoDB (MONGODB_URI) at this size.", envelope["clusters"],
-                        envelope["scans"], ENVELOPE_CLUSTERS, ENVELOPE_SCANS)
+            log.warning("The embedded store holds %s, past the envelope it is measured for "
+                        "(%s on one worker): requests and background work may hold the event "
+                        "loop longer than promised; use MongoDB (MONGODB_URI) at this size.",
+                        ", ".join(f"{envelope[r.spec.name]} {r.spec.name}"
+                                  for r in store.enveloped()),
+                        ", ".join(f"{r.envelope} {r.spec.name}" for r in store.enveloped()))
         if config.ANNOUNCE and config.journaled:
             log.warning("No MONGODB_URI: the embedded store is in use, journaled to %s "
                         "(fsync %s). Only this process may use that directory.",

@@ -108,6 +108,7 @@ class ResourceStore:
     kind = None  # the resource's name in messages
     key_field = None
     filter_fields = {}  # API field -> type, for `inventory.store.query`
+    computed_filters = {}  # computed API field -> what compiles it (FilterCompiler)
     read_defaults = {}
 
     def __init_subclass__(cls, **kwargs):
@@ -118,11 +119,12 @@ class ResourceStore:
             cls.collection_name, cls.kind, cls.path = spec.name, spec.kind, spec.path
             cls.event_kind, cls.filter_fields = spec.event_kind, spec.filter_fields
             cls.orderings, cls.quota_kind = spec.orderings, spec.quota_kind
-            cls.read_defaults = spec.read_defaults
+            cls.read_defaults, cls.envelope = spec.read_defaults, spec.envelope
 
     def __init__(self, db):
         self.collection = db[self.collection_name]
-        self.filter_compiler = FilterCompiler(self.filter_fields, self.stored_name)
+        self.filter_compiler = FilterCompiler(self.filter_fields, self.stored_name,
+                                              self.computed_filters)
         self.stored_address = self.stored_name(self.address_field)
 
     @property
@@ -245,6 +247,18 @@ class ResourceStore:
             yield [(field, 1)]
             if self.scope_field not in (None, "_id"):
                 yield [(self.scope_field, 1), (field, 1)]
+
+    def add_missing_fields(self):
+        """Give records written before a stored field existed their value
+        (run by `create-indexes`, so at each release); how many. A resource
+        with such fields says how."""
+        return 0
+
+    def expiring(self):
+        """(field, seconds): its records are kept for `seconds` after the
+        date in `field`, then expired by a TTL index (or the service's sweep
+        where the database refuses TTL indexes). None by default."""
+        return ()
 
     def add_missing_order_keys(self):
         """Give records written before an ordering was declared its order

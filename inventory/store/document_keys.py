@@ -16,27 +16,24 @@ store (records, merge patches, `group_by`), the filter compiler
 (`labels.<key>`, `labels:<key>`) and the feed (an event's `object` and its
 changes' values).
 """
-import re
-
 _ESCAPED = ("%", ".", "$")
-_ESCAPES = {"%": "%25", ".": "%2E", "$": "%24"}
-_UNESCAPES = {code: char for char, code in _ESCAPES.items()}
-_ESCAPE_RE = re.compile(r"[%.$]")
-_UNESCAPE_RE = re.compile(r"%(?:25|2E|24)")
 
 
 def stored_key(key):
     """`key` as a document's field name holds it."""
     if "%" not in key and "." not in key and "$" not in key:
         return key
-    return _ESCAPE_RE.sub(lambda match: _ESCAPES[match.group()], key)
+    # `%` first: the escapes' own `%` are not escaped again
+    return key.replace("%", "%25").replace(".", "%2E").replace("$", "%24")
 
 
 def api_key(stored):
     """The key a stored field name (stored_key's) stands for."""
     if "%" not in stored:
         return stored
-    return _UNESCAPE_RE.sub(lambda match: _UNESCAPES[match.group()], stored)
+    # Every `%` of a stored key starts an escape, so each `%2E` and `%24`
+    # found is one; `%25` last, as what it gives back is a `%`.
+    return stored.replace("%2E", ".").replace("%24", "$").replace("%25", "%")
 
 
 def stored_map(mapping):
@@ -48,7 +45,7 @@ def stored_map(mapping):
 
 def api_map(mapping):
     """A stored map with its keys as the API shows them (the same object when none changes)."""
-    if not any(_holds_escape(key) for key in mapping):
+    if "%" not in "".join(mapping):  # one C call: a list page reads this per record
         return mapping
     return {api_key(key): value for key, value in mapping.items()}
 
@@ -61,8 +58,9 @@ def stored_document(value):
 
 
 def api_document(value):
-    """The inverse of stored_document (`value` itself when no key is escaped)."""
-    return _rekeyed(value, api_key) if _any_key(value, _holds_escape) else value
+    """The inverse of stored_document (a copy: for what is known to hold
+    escaped keys, as the feed marks its events)."""
+    return _rekeyed(value, api_key)
 
 
 def _any_key(value, test):
@@ -74,11 +72,16 @@ def _any_key(value, test):
 
 
 def _rekeyed(value, rekey):
-    if isinstance(value, dict):
-        return {rekey(key): _rekeyed(inner, rekey) for key, inner in value.items()}
-    if isinstance(value, list):
-        return [_rekeyed(inner, rekey) for inner in value]
+    if type(value) is dict:
+        return {rekey(key): inner if inner.__class__ in _SCALARS else _rekeyed(inner, rekey)
+                for key, inner in value.items()}
+    if type(value) is list:
+        return [inner if inner.__class__ in _SCALARS else _rekeyed(inner, rekey)
+                for inner in value]
     return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _holds_escape(key):

@@ -6,6 +6,7 @@ import pytest
 
 from app import create_app
 from inventory.core import caps
+from inventory.resources.clusters.store import ClusterStore
 from tests.conftest import REAL_MONGO, make_config
 
 pytestmark = pytest.mark.skipif(REAL_MONGO, reason="the embedded store's envelope")
@@ -20,7 +21,7 @@ def test_readyz_says_the_size_against_the_envelope(anonymous, inventory):
 
 
 def test_past_the_envelope_it_says_so_at_start_and_in_readyz(tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr("inventory.store.ENVELOPE_CLUSTERS", 1)
+    monkeypatch.setattr(ClusterStore, "envelope", 1)
     config = make_config(INVENTORY_DATA_DIR=str(tmp_path))
     app = create_app(config)
     client = app.test_client()

@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 
 from inventory.core import filtering
 from inventory.core.errors import BadFilter
+from inventory.core.lifecycle import DISTRIBUTION_FIELD, VERSION_KEY_FIELD
 from inventory.core.versions import version_key
 from inventory.resources.clusters.store import ClusterStore
-from inventory.store.query import DISTRIBUTION_FIELD, EMITTED_OPERATORS, VERSION_KEY_FIELD
+from inventory.store.query import EMITTED_OPERATORS
 from tests.conftest import assert_problem, walk
 
 CLUSTERS = [

@@ -3,7 +3,7 @@ parallel creates against a served app, counting overshoot."""
 import pytest
 
 from inventory.store.quotas import LEASE
-from tests.conftest import ADMIN_TOKEN, FERRETDB, assert_problem, client_with
+from tests.conftest import ADMIN_TOKEN, assert_problem, client_with
 from tests.support.races import ROUNDS, Anomalies, run_together
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
@@ -212,11 +212,6 @@ def _long_ago():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(FERRETDB, strict=False, reason=(
-    "FerretDB 1.24 loses updates: a conditional single-document update reads, "
-    "changes and writes the document without holding it, so parallel $inc of one "
-    "count are lost or counted twice (docs/deploy.md); MongoDB's are atomic, "
-    "which the quota counting relies on"))
 def test_parallel_creates_never_overshoot_a_quota(served, store):
     """Each round: an organization whose quota has a few places left, more
     parallel creates than places (clusters, platforms, tokens, and deletes
@@ -260,3 +255,17 @@ def _held(served, kind, org):
     path = {"clusters": "/kubeclusters", "platforms": "/kubeplatforms", "tokens": "/tokens"}[kind]
     query = f'filter=organization=%22{org}%22&limit=100'
     return len(served("GET", f"{path}?{query}", token=ADMIN_TOKEN).body["results"])
+
+
+def test_the_quota_kinds_are_those_the_specs_declare():
+    """A resource counts against a quota by declaring `quota_kind`; its
+    default (core.caps, read by Config as QUOTA_<KIND>) and the
+    organization's `quotas` object must name exactly those kinds."""
+    from inventory.core.caps import DEFAULT_QUOTAS
+    from inventory.resources import SPECS
+    from schemas.organizations import QuotasChangeSchema, QuotasSchema
+
+    declared = {spec.quota_kind for spec in SPECS if spec.quota_kind}
+    assert set(DEFAULT_QUOTAS) == declared
+    assert set(QuotasSchema().fields) == declared
+    assert set(QuotasChangeSchema().fields) == declared

@@ -3,7 +3,7 @@
 contracts keep covering the tree: a new folder or loose module of
 `inventory` must be given its layer, and a resource folder keeps the same
 file names, so that the wildcard contracts on `inventory.resources.*`
-cover it."""
+cover it. And tests/unit mirrors inventory folder for folder."""
 import pathlib
 import tomllib
 
@@ -12,14 +12,15 @@ from inventory import resources
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 INVENTORY = ROOT / "inventory"
 RESOURCE_FILES = {"__init__.py", "spec.py", "store.py", "views.py"}
-# A resource's own rules, pure functions of the core (pyproject.toml holds
-# them to it): its store and schema use them.
-RULES_FILES = {"readiness.py"}
+
+
+def _contracts():
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"][
+        "contracts"]
 
 
 def _layered():
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    (layers,) = [c["layers"] for c in config["contracts"] if c["type"] == "layers"]
+    (layers,) = [c["layers"] for c in _contracts() if c["type"] == "layers"]
     return {name.strip() for layer in layers for name in layer.replace("|", ":").split(":")}
 
 
@@ -32,15 +33,55 @@ def test_every_folder_and_loose_module_of_inventory_has_a_layer():
         "give these modules a layer in pyproject.toml"
 
 
+def test_every_folder_of_the_unit_tests_is_a_folder_of_inventory():
+    """tests/unit/<folder>/ holds the tests of inventory/<folder>/ (the top:
+    of app.py, the loose modules and the whole house)."""
+    unit = ROOT / "tests" / "unit"
+    folders = {path.parent.relative_to(unit) for path in unit.rglob("test_*.py")}
+    folders |= {path.relative_to(unit) for path in unit.rglob("*")
+                if path.is_dir() and path.name != "__pycache__"}
+    assert pathlib.Path("store") in folders  # the walk finds them
+    assert {str(folder) for folder in folders
+            if not (INVENTORY / folder).is_dir()} == set(), \
+        "tests/unit/<folder> must be named as the folder of inventory/ whose modules it tests"
+
+
+def test_the_layout_names_every_module_of_each_folder():
+    """docs/development/layout.md's row of each folder of inventory/ names
+    its modules (the `*_internals` together), so that the map stays true."""
+    rows = {line.split("|")[1].strip().strip("`").rstrip("/"): line
+            for line in (ROOT / "docs" / "development" / "layout.md").read_text().splitlines()
+            if line.startswith("| `inventory/")}
+    missing = []
+    for folder in INVENTORY.iterdir():
+        if not (folder / "__init__.py").exists() or folder.name == "resources":
+            continue
+        row = rows[f"inventory/{folder.name}"]
+        for module in folder.glob("*.py"):
+            name = module.stem
+            if name == "__init__" or (name.endswith("_internals") and "`*_internals`" in row):
+                continue
+            if f"`{name}`" not in row and f"`{module.name}`" not in row:
+                missing.append(f"{folder.name}/{module.name}")
+    assert missing == [], "name these in docs/development/layout.md"
+
+
 def test_at_most_eight_modules_lie_loose_under_inventory():
     assert len(list(INVENTORY.glob("*.py"))) <= 8
 
 
 def test_every_resource_folder_has_the_same_file_names():
+    """spec, views and (with data) store; any other module is a part of
+    its store, and the store's contract names it (so it is layered too)."""
+    (store_contract,) = [c for c in _contracts() if c["name"].startswith("A resource's store")]
     for spec in resources.SPECS:
         folder = INVENTORY / "resources" / spec.name
         names = {path.name for path in folder.glob("*.py")}
-        assert names <= RESOURCE_FILES | RULES_FILES and {"__init__.py", "spec.py", "views.py"} <= names, \
-            f"{folder}: a resource folder holds {sorted(RESOURCE_FILES)} only"
+        assert {"__init__.py", "spec.py", "views.py"} <= names, \
+            f"{folder}: a resource folder holds {sorted(RESOURCE_FILES)}"
+        for part in sorted(names - RESOURCE_FILES):
+            module = f"inventory.resources.{spec.name}.{part.removesuffix('.py')}"
+            assert "store.py" in names and module in store_contract["source_modules"], \
+                f"{module}: a part of its resource's store, named in the store's contract"
         assert (ROOT / "schemas" / f"{spec.name}.py").exists(), \
             f"schemas/{spec.name}.py: each resource has its schema module, named as its folder"

@@ -1,9 +1,9 @@
-"""The upgrade-readiness rules (inventory/resources/clusters/readiness.py),
+"""The upgrade-readiness rules (inventory/core/readiness.py),
 each at its boundaries: the version-skew policy's three minors (two below
 1.25), removed in the target or the minor after, and no observation."""
 import pytest
 
-from inventory.resources.clusters import readiness
+from inventory.core import readiness
 
 
 def part(value, scanned_on=100, scan="k8scs_a"):

@@ -1,4 +1,5 @@
 """KubeClusters: what platforms provision, by name or `k8scl_` id."""
+from inventory.core.caps import ENVELOPE_CLUSTERS
 from inventory.core.ids import SLUG_LENGTH, SLUG_RE
 from inventory.core.lifecycle import DISTRIBUTION_FIELD, PROVIDER_FIELD, VERSION_KEY_FIELD
 from inventory.core.ordering import Orderings
@@ -16,7 +17,7 @@ SPEC = ResourceSpec(
     path_key=PathKey("cluster", "The cluster's name (slug) or id (`k8scl_` + UUID).",
                      f"a cluster name (an RFC 1123 DNS label) or id ({ID.described})",
                      (SLUG_RE, ID.pattern), max(SLUG_LENGTH, ID.max_length), "c"),
-    event_kind="kubecluster", quota_kind="clusters",
+    event_kind="kubecluster", quota_kind="clusters", envelope=ENVELOPE_CLUSTERS,
     filter_fields={"name": "string", "id": "string", "platform": "string",
                    "organization": "string", "environment": "string",
                    "version": "version", "title": "string", "description": "string",

@@ -3,12 +3,13 @@ import heapq
 
 import orjson
 
+from inventory.core import readiness
 from inventory.core.errors import (
     Contended,
     InvalidRecord,
     InvalidReference,
 )
-from inventory.core.grouping import MAX_GROUPS
+from inventory.core.grouping import MAX_GROUPS, label_key
 from inventory.core.ids import new_id
 from inventory.core.labels import MAX_LABELS
 from inventory.core.lifecycle import (
@@ -22,13 +23,14 @@ from inventory.core.lifecycle import (
     today,
 )
 from inventory.core.versions import version_key, version_parts
-from inventory.resources.clusters import readiness
 from inventory.resources.clusters.spec import OBSERVED_VERSION_KEY_FIELD, SPEC
+from inventory.resources.clusters.support import SUPPORT_FILTERS
 from inventory.store.base import LIVE, REVISION, UPDATE_ATTEMPTS, ResourceStore, new_revision
+from inventory.store.document_keys import api_map, stored_key, stored_map
 from inventory.store.events import OUTBOX, OUTBOX_SINCE, changes_between
 from inventory.store.pages import all_of
 
-# What a cluster keeps of its scans (inventory/resources/clusters/readiness.py)
+# What a cluster keeps of its scans (inventory/core/readiness.py)
 # and its readiness' checks, each as one JSON string: read whole, never
 # queried, and one string costs the embedded store a fraction of the
 # memory (and start-up) of the objects it holds (docs/design/readiness.md);
@@ -41,6 +43,7 @@ class ClusterStore(ResourceStore):
     # worked out from the version (and distribution, for today; and scans):
     # an update's event lists the version, and of readiness its status
     computed_fields = ("support", "readiness.target", "readiness.checks")
+    computed_filters = SUPPORT_FILTERS
     key_field = "name"
     scope_field = "organization"
     immutable_fields = ("name", "platform")
@@ -58,8 +61,15 @@ class ClusterStore(ResourceStore):
         # Addressable by slug or by `k8scl_` id; slugs cannot contain "_".
         return {"id": key} if key.startswith("k8scl_") else {"_id": key}
 
+    # Label keys are stored escaped (inventory.store.document_keys): a key
+    # with a `.` (`app.kubernetes.io/name`) cannot be a field name as it is.
+    # Keys without `.`, `$` or `%` are stored as they are, as they always were.
+
     def to_api(self, doc, day=None):
         record = super().to_api(doc)
+        labels = record.get("labels")
+        if labels:
+            record["labels"] = api_map(labels)
         support = LIFECYCLES.support(doc.get(DISTRIBUTION_FIELD, "upstream"), doc["version"],
                                      day or today())
         record["support"] = support
@@ -85,10 +95,10 @@ class ClusterStore(ResourceStore):
         provider = platform["control_plane"]["provider"]
         return {PROVIDER_FIELD: provider, DISTRIBUTION_FIELD: distribution_of(provider)}
 
-    def add_missing_distributions(self):
+    def add_missing_fields(self):
         """Give clusters written before lifecycles existed their platform's
-        provider (run by `create-indexes`, so at each release); how many."""
-        done = 0
+        provider, and those written before readiness theirs; how many."""
+        done = self.add_missing_readiness()
         for doc in self.collection.find({DISTRIBUTION_FIELD: {"$exists": False}},
                                         {"_id": 1, "platform": 1}):
             platform = self.platforms.collection.find_one({"_id": doc["platform"]})
@@ -105,6 +115,7 @@ class ClusterStore(ResourceStore):
             raise InvalidReference("platform", "No such platform.", platform_name)
         doc = {"_id": body["name"], "id": new_id("k8scl"),
                **{k: v for k, v in body.items() if k != "name"},
+               **({"labels": stored_map(body["labels"])} if body.get("labels") else {}),
                "organization": platform["organization"], **self.audit_new(principal),
                VERSION_KEY_FIELD: version_key(body["version"]),
                **self.distribution_fields(platform)}
@@ -163,6 +174,8 @@ class ClusterStore(ResourceStore):
     def update(self, key, changes, principal, scope=None, revisions=None):
         if "version" in changes:
             changes = {**changes, VERSION_KEY_FIELD: version_key(changes["version"])}
+        if isinstance(changes.get("labels"), dict):  # merged key by key: each key's stored path
+            changes = {**changes, "labels": stored_map(changes["labels"])}
         return super().update(key, changes, principal, scope, self.stored_revisions(revisions))
 
     def delete(self, key, force=False, scope=None, revisions=None):
@@ -184,7 +197,7 @@ class ClusterStore(ResourceStore):
         a key are added up."""
         stored = {}  # stored path -> its name in the aggregation's group key
         for field in group_by:
-            for path in self.spec.group_fields.get(field, (field,)):  # labels.<key> as is
+            for path in _group_paths(field):
                 stored.setdefault(path, f"g{len(stored)}")
         rows = self._counted(tree, scope, stored)
         values_of = [self._group_values(field, stored, today()) for field in group_by]
@@ -239,7 +252,7 @@ class ClusterStore(ResourceStore):
     def _group_values(field, stored, day):
         """A function giving `field`'s value from an aggregation row's key."""
         if field not in ("version", "support.status"):
-            name = stored[SPEC.group_fields.get(field, (field,))[0]]
+            name = stored[_group_paths(field)[0]]
             return lambda ids: ids.get(name)
         key_name, distribution_name = stored[VERSION_KEY_FIELD], stored.get(DISTRIBUTION_FIELD)
         known = {}  # a few hundred versions at most: each worked out once
@@ -340,6 +353,12 @@ def _watched(record):
     return {"observed": observed and {"version": observed["version"],
                                       "minor": observed["minor"]},
             "readiness": {"status": readiness["status"]}}
+
+
+def _group_paths(field):
+    """The stored paths a `group_by` field's value is made of."""
+    key = label_key(field)
+    return (f"labels.{stored_key(key)}",) if key is not None else SPEC.group_fields[field]
 
 
 # Where a group's value sorts among its field's: a missing value first,

@@ -12,8 +12,7 @@ from inventory.store import get_store
 from schemas.clusters import (
     KubeClusterBlockersArgsSchema,
     KubeClusterBlockersSchema,
-    KubeClusterSummaryArgsSchema,
-    KubeClusterSummarySchema,
+    summary_schemas,
 )
 
 # Full paths, no url_prefix: Flask would join a prefix and `:summary` with a "/".
@@ -22,6 +21,9 @@ blp = Blueprint("kubeclusters", __name__, path_keys=(SPEC.path_key,),
 views = ResourceViews(blp, SPEC, schemas.clusters, "KubeCluster")
 
 _BY_NAME = {"cluster": "$response.body#/name"}
+
+# handed the spec's group fields: schemas import no resource
+KubeClusterSummaryArgsSchema, KubeClusterSummarySchema = summary_schemas(SPEC.group_fields)
 
 
 @blp.route("/kubeclusters")

@@ -20,16 +20,22 @@ from inventory.core.caps import (
 from inventory.core.errors import Busy, NotAuthenticated, Throttled
 from inventory.http.auth import current_principal, current_scope, is_bootstrap_admin
 from inventory.http.blueprint import Blueprint
+from inventory.http.csv_export import JSON, RecordColumns, csv_response, wants_csv
 from inventory.http.errors import RequestError
 from inventory.http.lists import page_request
 from inventory.http.operations import operation
+from inventory.resources import event_types
 from inventory.resources.events.spec import SPEC
 from inventory.store import get_store
-from schemas.events import EventListArgsSchema, EventListSchema, EventSchema
+from schemas.events import EVENT_TYPES, EventListSchema, EventSchema, event_list_args
 
 EVENT_STREAM = "text/event-stream"
 STREAM_PAGE = 100  # events read at once while streaming
 GAP_PAUSE = 0.05  # seconds between looks at a slot that is about to be filled
+
+EVENT_TYPES[:] = event_types()  # handed to the schemas: the document's enum of `type`
+EventListArgsSchema = event_list_args(SPEC.orderings)
+_COLUMNS = RecordColumns(EventSchema(nested=True))
 
 blp = Blueprint("events", __name__, path_keys=(SPEC.path_key,), url_prefix="/events",
                 description="The change feed: every accepted change, oldest first.")
@@ -105,7 +111,9 @@ class _Revocation:
 class Events(MethodView):
     @blp.arguments(EventListArgsSchema, location="query")
     @blp.response(200, EventListSchema)
-    @operation("listEvents", role="reader", errors=(410, 422), stream=EVENT_STREAM)
+    # session: the console's live list streams it, signed in by its session
+    @operation("listEvents", role="reader", errors=(410, 422), stream=EVENT_STREAM, csv=True,
+               session=True)
     def get(self, args):
         """List the change feed, wait for it, or stream it
 
@@ -116,27 +124,35 @@ class Events(MethodView):
         `wait`, an answer with no newer event waits for one. With `Accept:
         text/event-stream`, Server-Sent Events: a comment at least every 15 s,
         the stream ending after 300 s (reconnect with `Last-Event-ID`); past
-        the streams a process serves, 503. A scoped token sees its
-        organization's events only."""
+        the streams a process serves, 503. With `format=csv` (or `Accept:
+        text/csv`), every event from `after` or `continue` on, as CSV (no
+        `wait`). A scoped token sees its organization's events only."""
         feed = get_store().events
         if args.get("continue_") and args.get("after"):
             raise RequestError(422, "query.after", "Give `after` or `continue`, not both.",
                                args["after"])
         asked, pages = page_request("events", args, SPEC.orderings)
+        as_csv = wants_csv(args, (JSON, EVENT_STREAM))
         if asked.backwards:  # newest first: a page to read, not a point to resume from
             for name in ("after", "wait"):
                 if args.get(name):
                     raise RequestError(422, f"query.{name}", f"`{name}` reads the feed oldest "
                                        "first; it cannot be given with a `desc` order_by.",
                                        args[name])
-            if request.accept_mimetypes.best_match(["application/json", EVENT_STREAM]) \
-                    == EVENT_STREAM:
+            if as_csv:
+                return csv_response(feed.page, asked, _COLUMNS, "events.csv", args.get("filter"))
+            if request.accept_mimetypes.best_match([JSON, EVENT_STREAM]) == EVENT_STREAM:
                 raise RequestError(422, "query.order_by", "A stream reads the feed oldest "
                                    "first; a `desc` order_by lists pages of it.",
                                    args["order_by"])
             return pages.envelope(feed.page(asked))
         if args.get("after"):
             asked = replace(asked, after=feed.resolve(args["after"], "query.after"))
+        if as_csv:
+            if args.get("wait"):
+                raise RequestError(422, "query.wait", "A CSV answers the events there are; "
+                                   "it cannot wait for more.", args["wait"])
+            return csv_response(feed.page, asked, _COLUMNS, "events.csv", args.get("filter"))
         if request.accept_mimetypes.best_match(["application/json", EVENT_STREAM]) \
                 == EVENT_STREAM:
             last_seen = request.headers.get("Last-Event-ID")

@@ -1,4 +1,5 @@
 """Scans of a cluster, by `k8scs_` id under their cluster."""
+from inventory.core.caps import ENVELOPE_SCANS
 from inventory.core.ordering import Orderings
 from inventory.core.spec import IdForm, PathKey, ResourceSpec
 
@@ -16,6 +17,7 @@ SPEC = ResourceSpec(
                      ID.max_length, ID.example),
     event_kind="kubeclusterscan", event_actions=("created",),
     refuses_parent_delete=False,  # scans always go with their cluster
+    envelope=ENVELOPE_SCANS,
     filter_fields={"id": "string", "cluster": "string", "scanned_on": "integer"},
     orderings=Orderings.of("scanned_on"),
     # scans recorded before observations, and those past the newest that

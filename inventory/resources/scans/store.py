@@ -43,6 +43,9 @@ class ScanStore(ResourceStore):
         self.retention_days, self.retention_count = settings["scan_retention"]
         self._since_trim = {}  # cluster id: scans recorded by this process since its trim
 
+    def expiring(self):
+        return ((self.TIME_FIELD, self.retention_days * 24 * 3600),)
+
     def order_field(self, ordering):
         return "_id"  # a cluster's keys are in `scanned_on` order already
 

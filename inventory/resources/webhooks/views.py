@@ -1,4 +1,6 @@
 """/webhooks: the feed's events POSTed to receivers (admins only)."""
+from functools import partial
+
 from flask import current_app
 from flask.views import MethodView
 
@@ -7,19 +9,25 @@ from inventory.core import filtering, outbound
 from inventory.core.errors import BadFilter
 from inventory.http.auth import current_scope
 from inventory.http.blueprint import Blueprint
+from inventory.http.csv_export import RecordColumns
 from inventory.http.errors import RequestError
 from inventory.http.generic import ResourceViews
-from inventory.http.lists import page_request
+from inventory.http.lists import list_page
 from inventory.http.operations import operation
 from inventory.resources.webhooks.spec import SPEC
 from inventory.store import get_store
-from schemas.webhooks import WebhookDeliveryListArgsSchema, WebhookDeliveryListSchema
+from schemas.webhooks import (
+    WebhookDeliveryListArgsSchema,
+    WebhookDeliveryListSchema,
+    WebhookDeliverySchema,
+)
 
 blp = Blueprint("webhooks", __name__, path_keys=(SPEC.path_key,), url_prefix="/webhooks",
                 description="Webhooks: the feed's events POSTed to receivers, signed "
                             "(Standard Webhooks). Admins only.")
 views = ResourceViews(blp, SPEC, schemas.webhooks, "Webhook", reader="admin", writer="admin",
                       etags=False)
+_DELIVERY_COLUMNS = RecordColumns(WebhookDeliverySchema(nested=True))
 
 
 def _checked(body):
@@ -79,10 +87,10 @@ class Webhook(MethodView):
 class WebhookDeliveries(MethodView):
     @blp.arguments(WebhookDeliveryListArgsSchema, location="query")
     @blp.response(200, WebhookDeliveryListSchema)
-    @operation("listWebhookDeliveries", role="admin", errors=(404, 422))
+    @operation("listWebhookDeliveries", role="admin", errors=(404, 422), csv=True)
     def get(self, args, webhook):
         """List a webhook's recent delivery attempts, newest first"""
         store = get_store().webhooks
         key = store.get_doc(webhook, current_scope())["_id"]
-        request, pages = page_request(f"webhooks/{key}/deliveries", args)
-        return pages.envelope(store.deliveries_page(key, request))
+        return list_page(f"webhooks/{key}/deliveries", args, partial(store.deliveries_page, key),
+                         None, _DELIVERY_COLUMNS, f"webhooks-{key}-deliveries.csv")
