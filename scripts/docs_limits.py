@@ -12,6 +12,8 @@ sys.path.insert(0, str(ROOT))
 # Limit constants the table leaves out, and why: none is a limit a client meets.
 UNSTATED = {
     "inventory.core.caps.DESCRIPTOR_RESERVE": "a worker's own files, beside its connections",
+    "schemas.scans.MAX_REQUESTS": "a counter's bound, not a client's: the largest integer "
+    "every JSON client holds exactly",
     "inventory.core.caps.WEBHOOK_LEASE": "a setting (WEBHOOK_LEASE_SECONDS): docs/configuration.md",
     "inventory.core.caps.WEBHOOK_DELIVERIES_PER_WORKER": "a setting's default: the row shows "
     "the setting (WEBHOOK_DELIVERIES_PER_WORKER)",
