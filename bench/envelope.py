@@ -13,8 +13,11 @@ idle median, is how long that operation held the loop (the promise: at most
   the compaction's pause as the journal logs it;
 - idle: 12 s of nothing (the outbox sweep runs every 5 s);
 - first pages: clusters by key, clusters by name, one cluster's scans;
-- summaries: by environment and version, by support status;
+- summaries: by environment and version, by support status, by readiness
+  status (and observed minor); the fleet's blockers (all, and production's
+  in error); the first page of clusters whose readiness is `error`;
 - a scan's POST into a cluster past SCAN_RETENTION_COUNT (run at 10): the trim;
+  three typical observed scans (inventory.cli.seed.typical_scan);
 - the integrations, after 1 in 20 clusters (a team's) got an `endpoint`:
   Argo CD's generator and Prometheus' discovery for that team, and for every
   cluster (Argo CD's a 422 past MAX_INTEGRATION_CLUSTERS);
@@ -22,7 +25,7 @@ idle median, is how long that operation held the loop (the promise: at most
   clusters and their scans).
 
     .venv/bin/python -m bench.envelope [--estate /tmp/estate] [--clusters 100000]
-        [--scans-per-cluster 10] [--organizations 10]
+        [--scans-per-cluster 10] [--organizations 10] [--port N]
 
 Appends its table to bench/envelope.txt.
 """
@@ -42,6 +45,7 @@ import time
 import urllib.parse
 
 from bench.run import GUNICORN, ROOT, call, free_ports
+from inventory.cli.seed import typical_scan
 
 ADMIN = "bench-envelope-admin-token"
 PROMISE_MS = 50
@@ -104,13 +108,14 @@ def main():
     parser.add_argument("--scans-per-cluster", type=int, default=10)
     parser.add_argument("--organizations", type=int, default=10)  # 10,000 clusters each
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "envelope.txt"))
+    parser.add_argument("--port", type=int, default=None, help="default: a free one")
     args = parser.parse_args()
     if not os.path.isdir(args.estate):
         seed(args.estate, args)
     work = tempfile.mkdtemp(prefix="envelope-")
     data = os.path.join(work, "data")
     shutil.copytree(args.estate, data, ignore=shutil.ignore_patterns("lock", "*.tmp"))
-    (port,) = free_ports(1)
+    (port,) = [args.port] if args.port else free_ports(1)
     log_path = os.path.join(work, "gunicorn.log")
     # the Procfile's gunicorn, its worker timeout (30 s) included: a request
     # that held the loop that long would get the worker killed
@@ -162,9 +167,21 @@ def main():
         held("summary by environment, version",
              get("/kubeclusters:summary?group_by=environment,version"))
         held("summary by support.status", get("/kubeclusters:summary?group_by=support.status"))
+        held("summary by readiness.status", get("/kubeclusters:summary?group_by=readiness.status"))
+        held("summary by readiness.status, observed.minor",
+             get("/kubeclusters:summary?group_by=readiness.status,observed.minor"))
+        held("the fleet's blockers (:blockers)", get("/kubeclusters:blockers"))
+        held("blockers of production clusters in error", get(
+            "/kubeclusters:blockers?filter=" + urllib.parse.quote(
+                'environment="production" AND readiness.status="error"')))
+        held("first page of clusters whose readiness is error", get(
+            "/kubeclusters?limit=20&filter=" + urllib.parse.quote('readiness.status="error"')))
         held("3 scans into a cluster at SCAN_RETENTION_COUNT (the trim)", lambda: ", ".join(
             str(request(port, "POST", f"/kubeclusters/{cluster}/scans", {})[0])
             for _ in range(3)))
+        held("3 typical observed scans into a cluster", lambda: ", ".join(
+            str(request(port, "POST", f"/kubeclusters/{cluster}/scans",
+                        typical_scan("1.30.4", n))[0]) for n in range(3)))
         summary_loops = loops_against_others(port, cluster, probe)
         integrations(port, held)
         platforms = json.loads(request(port, "GET", "/kubeplatforms?limit=2")[1])["results"]

@@ -12,7 +12,13 @@ operation runs in its own greenlet, as a request would:
 - a forced delete of one organization (1/K of the estate: with K=10, 10,000
   clusters and 100,000 scans at the default 100k/1M);
 - a forced delete of one platform (the same size when K platforms);
-- then a pass of the interrupted-delete finisher with nothing to finish.
+- then a pass of the interrupted-delete finisher with nothing to finish;
+
+and before those, what readiness adds: summaries by readiness.status (and
+observed.minor) and by environment and version, the fleet's blockers (all,
+and production's in error), the first page of clusters in error, and ten
+typical observed scans; with the start-up (importing the app, the data
+dir read) and the process's peak RSS.
 
     .venv/bin/python -m bench.loop_holds [--estate /tmp/estate10] [--clusters 100000]
         [--scans-per-cluster 10] [--organizations 10]
@@ -79,7 +85,12 @@ def main():
     shutil.copytree(args.estate, data, ignore=shutil.ignore_patterns("lock", "*.tmp"))
     os.environ.update(INVENTORY_DATA_DIR=data, INVENTORY_ADMIN_TOKEN=ADMIN)
     sys.path.insert(0, ROOT)
+    started = time.monotonic()
     from app import app  # the module's app: made from the environment, as gunicorn's is
+    start_up = time.monotonic() - started
+    import resource
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    from inventory.cli.seed import typical_scan
 
     client = app.test_client()
     headers = {"Authorization": f"Bearer {ADMIN}"}
@@ -100,6 +111,23 @@ def main():
         cpu, wall = probe.worst(start, time.monotonic())
         rows.append((name, cpu, wall, f"{outcome} in {took:.1f} s"))
 
+    def get(path):
+        return lambda: client.get(path, headers=headers).status_code
+
+    cluster = client.get("/kubeclusters?limit=1", headers=headers).get_json()["results"][0]
+    held("summary by readiness.status", get("/kubeclusters:summary?group_by=readiness.status"))
+    held("summary by readiness.status, observed.minor",
+         get("/kubeclusters:summary?group_by=readiness.status,observed.minor"))
+    held("summary by environment, version", get("/kubeclusters:summary?group_by="
+                                                 "environment,version"))
+    held("the fleet's blockers (:blockers)", get("/kubeclusters:blockers"))
+    held("blockers of production clusters in error", get(
+        '/kubeclusters:blockers?filter=environment="production" AND readiness.status="error"'))
+    held("first page of clusters whose readiness is error",
+         get('/kubeclusters?limit=20&filter=readiness.status="error"'))
+    held("10 typical observed scans into a cluster", lambda: [client.post(
+        f"/kubeclusters/{cluster['name']}/scans", json=typical_scan("1.30.4", n),
+        headers=headers).status_code for n in range(10)][-1])
     held("forced delete of an organization (1/K of the estate)", lambda: client.delete(
         f"/organizations/{orgs[0]['id']}?force=true", headers=headers).status_code)
     held("forced delete of a platform (1/K of the estate)", lambda: client.delete(
@@ -113,6 +141,8 @@ def main():
              f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; estate {args.estate}: "
              f"{args.clusters:,} clusters, {args.clusters * args.scans_per_cluster:,} scans, "
              f"{args.organizations:,} organizations)",
+             f"start-up in process {start_up:.1f} s (10 s promised); peak RSS "
+             f"{rss_mb:,.0f} MB",
              f"promise: no hold over {PROMISE_MS} ms of the loop's CPU",
              f"{'what':<56}{'CPU ms':>8}{'wall ms':>9}  outcome"]
     for name, cpu, wall, outcome in rows:

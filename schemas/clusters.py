@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 from marshmallow import Schema, ValidationError, fields, validate
 
-from inventory.core import grouping
+from inventory.core import grouping, readiness
 from inventory.core.filtering import MAX_LENGTH as MAX_FILTER
 from inventory.core.labels import MAX_LABELS
 from inventory.core.lifecycle import DISTRIBUTIONS, STATUSES
@@ -19,8 +19,8 @@ from schemas.common import (
     request_schema,
     schema_url_field,
 )
-from schemas.fields import MAX_SAFE_INTEGER, Labels, Slug, Text, WholeNumber
-from schemas.scans import MAX_SCANNED_ON
+from schemas.fields import MAX_SAFE_INTEGER, DumpedAsIs, Labels, Slug, Text, WholeNumber
+from schemas.scans import MAX_DEPRECATED_APIS, MAX_FINDINGS, MAX_SCANNED_ON
 
 _DAY = {"format": "date"}
 MAX_ENDPOINT = 2048
@@ -146,6 +146,57 @@ class SupportSchema(Schema):
     lifecycle = fields.Nested(LifecycleSchema, required=True)
 
 
+class ObservedSchema(Schema):
+    """What the cluster's newest scan that observed its API server saw."""
+
+    version = fields.String(required=True, metadata={
+        "description": "The API server's `gitVersion`. Filterable, compared as a version "
+        '(`observed.version<"1.30"`).', "examples": ["v1.30.4-eks-a737599"]})
+    minor = fields.String(required=True, allow_none=True, metadata={
+        "description": "Its minor version; a summary can count by it (`group_by=observed.minor`).",
+        "examples": ["1.30"]})
+    scanned_on = WholeNumber(required=True, metadata={"minimum": 0, "maximum": MAX_SCANNED_ON,
+                                                      "description": "That scan's `scanned_on`."})
+    scan = fields.String(required=True, metadata={"description": "That scan's id."})
+
+
+_CHECK_STATUS = {"enum": list(readiness.STATUSES)}
+
+
+class ReadinessCheckSchema(Schema):
+    """One check of an upgrade's readiness."""
+
+    id = fields.String(required=True, metadata={"enum": list(readiness.CHECKS), "description": (
+        "`observed-version`: the recorded minor against the API server's; `kubelet-skew` and "
+        "`kube-proxy-skew`: the nodes' kubelets and kube-proxies against the Kubernetes "
+        "version-skew policy for the target; `deprecated-apis`: requested APIs and findings "
+        "removed in the target or earlier (`error`) or in the minor after it (`warning`).")})
+    status = fields.String(required=True, metadata={**_CHECK_STATUS, "description": (
+        "`unknown` when no scan carried what the check needs.")})
+    summary = fields.String(required=True, metadata={"description": "What it found, and what "
+                                                     "to do about it."})
+    details = fields.List(fields.Dict(), required=True, metadata={
+        "maxItems": MAX_DEPRECATED_APIS + MAX_FINDINGS, "description": (
+        "What fails, with its counts: for `observed-version` `{recorded, observed, version}`; "
+        "for the skew checks `{minor, versions, nodes}`; for `deprecated-apis` `{status, group, "
+        "version, resource, removed_release, requests}` per requested API and `{status, "
+        "api_version, kind, removed_in, findings}` per finding's API. Empty when passing.")})
+
+
+class UpgradeReadinessSchema(Schema):
+    """Whether the cluster can take the next minor version after its recorded one."""
+
+    target = fields.String(required=True, allow_none=True, metadata={
+        "description": "The next minor after `version` (`1.31.2` -> `1.32`).",
+        "examples": ["1.32"]})
+    status = fields.String(required=True, metadata={**_CHECK_STATUS, "description": (
+        "Its worst check's (`error` > `warning` > `unknown` > `passing`). Filterable "
+        '(`readiness.status="error"`, served by an index) and in `group_by`.')})
+    checks = fields.List(fields.Nested(ReadinessCheckSchema), required=True, metadata={
+        "maxItems": len(readiness.CHECKS), "description": "The four checks, always in this "
+        "order."})
+
+
 class KubeClusterSchema(BodySchema):
     """One Kubernetes cluster, provisioned by a platform."""
 
@@ -186,6 +237,14 @@ class KubeClusterSchema(BodySchema):
                                             "minimum": 0, "maximum": MAX_SCANNED_ON})
     support = fields.Nested(SupportSchema, dump_only=True, required=True, metadata={
         "description": "Computed when read, for today: never stored."})
+    observed = fields.Nested(ObservedSchema, dump_only=True, required=True, allow_none=True,
+                             metadata={"description": "From the newest scan (by "
+                                       "`scanned_on`) that observed the API server; null "
+                                       "when none did."})
+    # the store answers it fresh and in this shape (a copy of what it
+    # stored): a list page does not walk it again (bench/observations.py)
+    readiness = DumpedAsIs(UpgradeReadinessSchema, dump_only=True, required=True, metadata={
+        "description": "Computed when a scan or the recorded version changes, and stored."})
     created_by, created_on, last_modified_by, last_modified_on = audit_fields()
 
 
@@ -208,7 +267,8 @@ FILTER_EXAMPLES = [
     'labels."app.kubernetes.io/name"="api"',
     'version="1.31*"', "last_scanned_on<1763800000",
     'support.status="ending" AND environment="production"',
-    'NOT support.status="supported"']
+    'NOT support.status="supported"', 'readiness.status="error"',
+    'observed.version<"1.30"']
 
 
 def summary_schemas(group_fields):
@@ -224,7 +284,8 @@ def summary_schemas(group_fields):
                 "and `labels.<key>` (quoted when the key holds a `.` or `/`: "
                 "`labels.\"app.kubernetes.io/name\"`; a group's key names the field so). "
                 "`version` counts by minor version (`1.31`), `support.status` by today's "
-                "status."),
+                "status, `readiness.status` by the stored readiness, `observed.minor` by the "
+                "minor the API server reported (null: never observed)."),
                 "examples": ["environment", "version, support.status", "organization",
                              "labels.team, environment", 'labels."app.kubernetes.io/name"']})
         filter = fields.String(
@@ -241,8 +302,9 @@ def summary_schemas(group_fields):
                       "`group_by`; null where a cluster has no such label.",
                       "properties": {
                           **{name: {"type": "string"} for name in group_fields
-                             if name != "support.status"},
-                          "support.status": {"type": "string", **_STATUS}},
+                             if name not in ("support.status", "readiness.status")},
+                          "support.status": {"type": "string", **_STATUS},
+                          "readiness.status": {"type": "string", **_CHECK_STATUS}},
                       "examples": [{"version": "1.29", "environment": "production"}]})
         count = WholeNumber(required=True, metadata={"minimum": 1, "maximum": MAX_SAFE_INTEGER})
 
@@ -265,3 +327,38 @@ def summary_schemas(group_fields):
         total = WholeNumber(required=True, metadata={"maximum": MAX_SAFE_INTEGER,
             "description": "How many clusters matched: the sum of the counts.", "minimum": 0})
     return KubeClusterSummaryArgsSchema, KubeClusterSummarySchema
+
+
+class KubeClusterBlockersArgsSchema(Schema):
+    filter = fields.String(
+        validate=validate.Length(max=MAX_FILTER),
+        metadata={"description": FILTER_DESCRIPTION.split("A filtered page")[0].strip()
+                  + " Every matching cluster is counted.",
+                  "examples": ['environment="production"', 'readiness.status="error"']})
+
+
+class BlockerSchema(Schema):
+    check = fields.String(required=True, metadata={"enum": list(readiness.CHECKS)})
+    status = fields.String(required=True, metadata={"enum": ["error", "warning"]})
+    key = fields.Dict(required=True, metadata={"description": (
+        "What blocks: for `deprecated-apis` `{group, version, resource, removed_release}` "
+        "(a requested API) or `{api_version, kind, removed_in}` (findings); for the skew "
+        "checks `{minor}`; for `observed-version` `{recorded, observed}`."),
+        "examples": [{"group": "policy", "version": "v1beta1",
+                      "resource": "podsecuritypolicies", "removed_release": "1.25"}]})
+    clusters = WholeNumber(required=True, metadata={"minimum": 1, "maximum": MAX_SAFE_INTEGER,
+                                                    "description": "How many clusters it blocks."})
+
+
+class KubeClusterBlockersSchema(BodySchema):
+    """What stands between the matching clusters and their next minor version."""
+
+    SCHEMA_NAME = "KubeClusterBlockers"
+    schema_url = schema_url_field(required=True)
+    blockers = fields.List(fields.Nested(BlockerSchema), required=True, metadata={
+        "maxItems": grouping.MAX_GROUPS,
+        "description": "One per failing check and key, most clusters first, then `error` "
+        "before `warning`, then the checks' order and the key's; at most "
+        f"{grouping.MAX_GROUPS:,}, the largest."})
+    total = WholeNumber(required=True, metadata={"minimum": 0, "maximum": MAX_SAFE_INTEGER,
+                                                 "description": "How many clusters matched."})

@@ -65,10 +65,13 @@ def event_list_args(orderings):
         format_ = format_field()
         filter = filter_field(
             ['type="kubecluster.*"', 'subject="/kubeclusters/payments"',
-             'actor="scanner-eu" AND occurred_on>="2026-11-01T00:00:00Z"'],
+             'actor="scanner-eu" AND occurred_on>="2026-11-01T00:00:00Z"',
+             'type="kubecluster.updated" AND changed="readiness.status"'],
             FILTER_DESCRIPTION.replace("Fields are the listed resource's fields",
                                        "Fields are `type`, `occurred_on`, `actor`, "
-                                       "`organization` and `subject`"))
+                                       "`organization`, `subject` and `changed` (an update "
+                                       "that changed that field, by its dotted path: "
+                                       "`changes` has it)"))
         after = fields.String(
             validate=validate.Regexp(EVENT_ID_RE, error="Must be an event id (evt_ followed by "
                                                         "16 hex digits)."),

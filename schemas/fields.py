@@ -73,6 +73,16 @@ class WholeNumber(fields.Integer):
         return super()._validated(value)
 
 
+class DumpedAsIs(fields.Nested):
+    """A nested value the store answers fresh and already in its schema's
+    shape (a cluster's `readiness`, copied from what it stored): dumped as
+    it is, not walked again (a list page of clusters spent most of its dump
+    on it); the schema documents it."""
+
+    def _serialize(self, nested_obj, attr, obj, **kwargs):
+        return nested_obj
+
+
 class JsonBoolean(fields.Boolean):
     """`true` or `false`, nothing else: marshmallow's Boolean also takes
     "yes", "on", 1 and their like, which JSON Schema's boolean refuses."""

@@ -37,7 +37,9 @@ class WebhookSchema(BodySchema):
                            validate=validate.Length(max=MAX_FILTER), metadata={
                                "description": "The feed's filter (as `GET /events?filter=`): "
                                "only matching events are delivered; null: every event.",
-                               "examples": ['type="kubecluster.*"']})
+                               "examples": ['type="kubecluster.*"',
+                                            'type="kubecluster.updated" AND '
+                                            'changed="readiness.status"']})
     description = Text(2000, multiline=True, required=True,
                        metadata={"description": "Free text; may be empty."})
     organization = fields.String(

@@ -12,6 +12,8 @@ sys.path.insert(0, str(ROOT))
 # Limit constants the table leaves out, and why: none is a limit a client meets.
 UNSTATED = {
     "inventory.core.caps.DESCRIPTOR_RESERVE": "a worker's own files, beside its connections",
+    "schemas.scans.MAX_REQUESTS": "a counter's bound, not a client's: the largest integer "
+    "every JSON client holds exactly",
     "inventory.core.caps.WEBHOOK_LEASE": "a setting (WEBHOOK_LEASE_SECONDS): docs/configuration.md",
     "inventory.core.caps.WEBHOOK_DELIVERIES_PER_WORKER": "a setting's default: the row shows "
     "the setting (WEBHOOK_DELIVERIES_PER_WORKER)",
@@ -73,6 +75,16 @@ def rows():
         ("A cluster's `endpoint`", f"{n(clusters.MAX_ENDPOINT)} characters",
          "schemas/clusters.py"),
         ("A stored record", f"{base.MAX_RECORD_BYTES // 1024} KiB", "inventory/store/base.py"),
+        ("A scan's body", f"{caps.MAX_SCAN_BODY_BYTES // 1024} KiB (413)",
+         "inventory/core/caps.py"),
+        ("A scan's `nodes`", f"`count` and each map's counts up to {n(scans.MAX_NODES)}; each "
+         f"map {scans.MAX_NODE_VALUES} entries, keys {scans.MAX_NODE_VALUE} characters",
+         "schemas/scans.py"),
+        ("A scan's `deprecated_api_requests`, `findings`",
+         f"{scans.MAX_DEPRECATED_APIS}, {scans.MAX_FINDINGS} entries", "schemas/scans.py"),
+        ("Scans that keep what they observed", f"a cluster's {caps.OBSERVED_SCANS_KEPT} newest, "
+         f"and up to {caps.OBSERVED_SCANS_SPARE} older until the next pass (older ones keep "
+         "`scanned_on` and `agent`)", "inventory/core/caps.py"),
         ("Error entries listed", f"{caps.MAX_ENTRIES}; an echoed `value` over "
          f"{caps.MAX_VALUE_BYTES // 1024} KiB is shortened", "inventory/core/caps.py"),
         ("`Idempotency-Key`", f"1-{idempotency.MAX_KEY_LENGTH} visible ASCII characters; kept "
@@ -80,6 +92,8 @@ def rows():
         ("Summary groups", f"{grouping.MAX_FIELDS} `group_by` fields, "
          f"{grouping.MAX_GROUP_BY} characters; the {n(grouping.MAX_GROUPS)} largest groups "
          "answered", "inventory/core/grouping.py"),
+        ("Blockers (`:blockers`)", f"the {n(grouping.MAX_GROUPS)} largest answered",
+         "inventory/core/grouping.py"),
         ("A wait on the feed (`wait`)", f"{events.MAX_WAIT} s", "schemas/events.py"),
         ("Event streams per worker", f"{n(caps.MAX_STREAMS)}, each ending after "
          f"{caps.STREAM_SECONDS} s, a comment at least every {caps.STREAM_KEEPALIVE_SECONDS} s",

@@ -7,6 +7,7 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
+from inventory.cli.seed import typical_scan
 from inventory.core.errors import KeyInUse
 from inventory.store import get_store
 from inventory.store.events import acting_as
@@ -70,14 +71,19 @@ def _load(store, principal):
                                          "description": "", "environment": environment,
                                          "version": version, "labels": labels}, principal)
         for day in range(7, 0, -1):  # a week of nightly scans, a little after 02:00 UTC
-            store.scans.create(cluster["name"], today - day * DAY + 2 * 3600 + index * 60)
+            scanned_on = today - day * DAY + 2 * 3600 + index * 60
+            # the agent's: what it observed (the readiness the clusters read)
+            observed = typical_scan(version, index + 1)
+            store.scans.create_under(cluster["name"], {"scanned_on": scanned_on, **observed},
+                                     None)
     return True
 
 
 @click.command("seed-demo")
 @with_appcontext
 def seed_demo_command():
-    """Load a small demo estate (3 organizations, 4 platforms, 10 clusters, a week of scans)."""
+    """Load a small demo estate (3 organizations, 4 platforms, 10 clusters, a week of an
+    agent's scans)."""
     if current_app.config["MONGODB_URI"] is None:
         raise click.ClickException(
             "MONGODB_URI is not set, so this command would fill its own in-memory store, "

@@ -7,10 +7,12 @@ from datetime import datetime, timezone
 import click
 from flask.cli import with_appcontext
 
+from inventory.core import readiness
 from inventory.core.ids import new_id
-from inventory.core.versions import version_key
+from inventory.core.versions import version_key, version_parts
 from inventory.embedded.database import embedded_database
 from inventory.resources import store_classes
+from inventory.resources.scans.store import stored_observations
 from inventory.store import Store, get_store
 from inventory.store.base import new_revision
 
@@ -18,6 +20,50 @@ BATCH = 10_000  # records per bulk write
 PROVIDERS = (("eks", "aws"), ("gke", "gcp"), ("aks", "azure"), ("kubeadm", "aws"))
 ENVIRONMENTS = ("production", "staging", "dev")
 PENDING = ("_outbox", "_outbox_since")  # a template's outbox: the estate makes no events
+AGENT = {"name": "inventory-agent", "version": "1.0.0"}
+# Deprecated APIs a fleet still calls (group, version, resource, removed in)
+DEPRECATED = (("flowcontrol.apiserver.k8s.io", "v1beta3", "flowschemas", "1.32"),
+              ("flowcontrol.apiserver.k8s.io", "v1beta3", "prioritylevelconfigurations", "1.32"),
+              ("autoscaling", "v2beta2", "horizontalpodautoscalers", "1.26"),
+              ("policy", "v1beta1", "podsecuritypolicies", "1.25"),
+              ("storage.k8s.io", "v1beta1", "csistoragecapacities", "1.27"),
+              ("", "v1", "componentstatuses", ""))
+
+
+def typical_scan(version, c):
+    """What an agent posts for cluster number `c` at `version` (`1.30.4`,
+    the inventory's; the scan may say otherwise): a
+    dozen nodes on a few kubelet versions (one in five clusters keeps a
+    node three minors back, one in ten misreports its version), a handful
+    of deprecated APIs in use, and a few findings."""
+    major, minor, patch = version_parts(version)
+    observed_minor = minor - 1 if c % 10 == 9 else minor
+    current = f"v{major}.{observed_minor}.{patch}-eks-a737599"
+    kubelets = {current: 9, f"v{major}.{observed_minor - 1}.8-eks-a737599": 2}
+    if c % 5 == 0:
+        kubelets[f"v{major}.{observed_minor - 3}.15-eks-a737599"] = 1
+    nodes = sum(kubelets.values())
+    return {"agent": AGENT, "server": {"git_version": current},
+            "nodes": {"count": nodes, "kubelet_versions": kubelets,
+                      "kube_proxy_versions": {f"v{major}.{observed_minor}.{patch}-eksbuild.2": nodes},
+                      "container_runtimes": {"containerd://1.7.11": nodes},
+                      "os_images": {"Amazon Linux 2": nodes - 1, "Bottlerocket OS 1.20.3": 1}},
+            "deprecated_api_requests": [
+                {"group": group, "version": api_version, "resource": resource, "subresource": "",
+                 "removed_release": removed, "requests": 10 + (c * 7 + i * 13) % 500}
+                for i, (group, api_version, resource, removed) in enumerate(DEPRECATED)
+                if (c + i) % 3 != 0],
+            "findings": [
+                {"source": "pluto", "kind": "HorizontalPodAutoscaler",
+                 "api_version": "autoscaling/v2beta2", "name": f"web-{c % 7}", "namespace": "shop",
+                 "removed_in": "v1.26.0", "replacement": "autoscaling/v2"},
+                {"source": "pluto", "kind": "CronJob", "api_version": "batch/v1beta1",
+                 "name": "report", "namespace": "ops", "removed_in": "v1.25.0",
+                 "replacement": "batch/v1"},
+                {"source": "kube-no-trouble", "kind": "FlowSchema",
+                 "api_version": "flowcontrol.apiserver.k8s.io/v1beta3", "name": "probes",
+                 "namespace": "", "removed_in": "v1.32.0",
+                 "replacement": "flowcontrol.apiserver.k8s.io/v1"}][:1 + c % 3]}
 
 
 def templates():
@@ -79,15 +125,25 @@ def estate(store, clusters, scans_per_cluster, organizations, run):
                "_version_key": version_key(version), "labels": {"team": f"team-{c % 20}"},
                "title": f"Seeded cluster {c}", "_rev": new_revision(),
                "last_scanned_on": scanned[-1] if scanned else None,
-               **store.clusters.distribution_fields(platform)}
-        doc.update(store.clusters.order_fields(doc))
-        clusters_batch.append(doc)
+               **store.clusters.distribution_fields(platform),
+               **store.clusters.observed_fields(version, {})}
+        # each scan says what made it; the newest also what it observed
+        # (the older ones have let theirs go: inventory.core.caps.OBSERVED_SCANS_KEPT)
+        typical = typical_scan(version, c) if scanned else {}
+        observed = stored_observations(typical)
         for scanned_on in scanned:
             scan_id = new_id("k8scs")
-            scans_batch.append({**template["scans"], "id": scan_id, "cluster": cluster_id,
-                                "_id": store.scans.key(cluster_id, scanned_on, scan_id),
-                                "scanned_on": scanned_on, store.scans.TIME_FIELD: now,
-                                "_rev": new_revision()})
+            scan = {**template["scans"], "id": scan_id, "cluster": cluster_id,
+                    "_id": store.scans.key(cluster_id, scanned_on, scan_id),
+                    "scanned_on": scanned_on, store.scans.TIME_FIELD: now,
+                    "_rev": new_revision(), "agent": AGENT}
+            if scanned_on == scanned[-1]:
+                scan.update(observed)  # its agent's, and what it observed
+                doc.update(store.clusters.observed_fields(
+                    version, readiness.merged({}, {**scan, **typical})))
+            scans_batch.append(scan)
+        doc.update(store.clusters.order_fields(doc))
+        clusters_batch.append(doc)
         if len(clusters_batch) >= BATCH or len(scans_batch) >= BATCH:
             yield "clusters", clusters_batch  # a batch's clusters before their scans
             yield "scans", scans_batch
@@ -105,8 +161,9 @@ def estate(store, clusters, scans_per_cluster, organizations, run):
 @with_appcontext
 def seed_command(clusters, scans_per_cluster, organizations):
     """Write a synthetic estate: K organizations with a platform each, N
-    clusters spread over them, S scans per cluster. No events are made: it
-    is an estate to size with, not a history."""
+    clusters spread over them, S scans per cluster, each cluster's newest
+    a typical agent's (nodes, deprecated APIs, findings). No events are
+    made: it is an estate to size with, not a history."""
     store = get_store()
     organizations = organizations or max(1, clusters // 100)
     run = f"seed{int(time.time()) % 100000:05d}"

@@ -76,3 +76,11 @@ MAX_WEBHOOK_URL = 2048
 # The error body (inventory.http.problems; its schema, schemas.common)
 MAX_ENTRIES = 20  # a body of 60,000 bad label keys must not answer 10 MB
 MAX_VALUE_BYTES = 1024  # an echoed value larger than this is shortened
+
+# Scans that observe the cluster (schemas/scans.py bounds each part): a
+# scan's body, and how many of a cluster's newest scans keep what they
+# observed (older ones keep `scanned_on` and `agent`), so that the embedded
+# store's envelope holds with every cluster observed (docs/sizing.md).
+MAX_SCAN_BODY_BYTES = 256 * 1024
+OBSERVED_SCANS_KEPT = 2
+OBSERVED_SCANS_SPARE = 3  # older ones that may keep theirs until the next pass

@@ -213,14 +213,35 @@ def _number_test(condition):
     return None
 
 
+def _path_reader(field):
+    """`read(document, default)`: the value at `field`, a top-level name or a
+    dotted path through objects (`readiness.status`), else `default`.
+    Anything but an object on the way (an array, whose elements may match;
+    a scalar) raises _Undecided: mongomock's rules decide."""
+    if "." not in field:
+        return lambda document, default=None: document.get(field, default)
+    parts = field.split(".")
+
+    def read(document, default=None):
+        for part in parts:
+            if document.__class__ is not dict:
+                raise _Undecided()
+            document = document.get(part, _ABSENT)
+            if document is _ABSENT:
+                return default
+        return document
+    return read
+
+
 def _field_check(field, condition):
-    """A test of one top-level field for `condition` (a string, comparisons
-    with strings or with numbers, None, or `{"$exists": bool}`), or None
-    when it is not one."""
+    """A test of one field (top-level, or a dotted path through objects)
+    for `condition` (a string, comparisons with strings or with numbers,
+    None, or `{"$exists": bool}`), or None when it is not one."""
+    read = _path_reader(field)
     test = _number_test(condition)
     if test is not None:
         def compared_number(document):
-            found = document.get(field)
+            found = read(document)
             if found.__class__ not in _NUMBERS or found != found:
                 if found is None:  # null or missing: no number
                     return False
@@ -229,7 +250,7 @@ def _field_check(field, condition):
         return compared_number
     if condition is None:  # null or missing
         def null(document):
-            found = document.get(field)
+            found = read(document)
             if found is None:
                 return True
             if found.__class__ in _SCALARS:
@@ -239,7 +260,7 @@ def _field_check(field, condition):
     test = _string_test(condition)
     if test is not None:
         def compared(document):
-            found = document.get(field, _ABSENT)
+            found = read(document, _ABSENT)
             if found.__class__ is not str:
                 # an array matches if an element does; types compare in
                 # brackets: mongomock's rules decide
@@ -250,10 +271,10 @@ def _field_check(field, condition):
         return compared
     exists = _exists_test(condition)
     if exists is not None:
-        return lambda document: (field in document) is exists
+        return lambda document: (read(document, _ABSENT) is not _ABSENT) is exists
     if isinstance(condition, list):  # an array read back (a conditional write: the outbox)
         def same_array(document):
-            if _identical(document.get(field, _ABSENT), condition):
+            if _identical(read(document, _ABSENT), condition):
                 return True
             raise _Undecided()  # unequal, or equal another way (an element): mongomock's rules
         return same_array
@@ -308,8 +329,10 @@ def _any_of(checks):
 def _tree_check(query, walked=None):
     """A test of a document for a query made of the field conditions
     `_field_check` knows, joined by `$and`, `$or` and `$nor` (what a filter
-    with OR and NOT compiles into, and `support.status`'s version ranges);
-    None for any other query. It raises _Undecided where mongomock must decide."""
+    with OR and NOT compiles into, and `support.status`'s version ranges),
+    on top-level fields or dotted paths through objects (`readiness.status`,
+    `labels.team`); None for any other query. It raises _Undecided where
+    mongomock must decide."""
     checks = []
     for field, condition in query.items():
         if field in ("$and", "$or", "$nor"):
@@ -326,7 +349,8 @@ def _tree_check(query, walked=None):
             else:
                 some = _any_of(inner)
                 checks.append(lambda document, some=some: not some(document))
-        elif field.startswith("$") or "." in field:
+        elif field.startswith("$") or field.startswith(".") or field.endswith(".") \
+                or ".." in field or "$" in field:
             return None
         elif not (field == walked and _walked_bounds(condition)):
             check = _field_check(field, condition)
@@ -533,6 +557,14 @@ def _count_by_fields(pipeline):
     return match["$match"], paths, counts[0]
 
 
+class _Array(tuple):
+    """An array value while counting: grouped as MongoDB groups arrays (equal
+    elements in the same order), answered as a list. An array holding an
+    object or an array stays unhashable: mongomock decides those."""
+
+    __slots__ = ()
+
+
 def _value_at(document, parts):
     """The value at a path's parts, or _ABSENT."""
     for part in parts:
@@ -684,17 +716,17 @@ class LockedCollection:
         takes several times as long. The pass reads and counts in slices
         that let others in (`_counts`); shaping the answer does not hold the
         lock. Any other pipeline, or a grouped value that is an object or an
-        array (mongomock's rules decide those), goes to mongomock, inside
-        the lock."""
+        array of them (mongomock's rules decide those), goes to mongomock,
+        inside the lock."""
         shape = None if kwargs else _count_by_fields(pipeline)
         if shape is not None:
             query, paths, count_name = shape
             counts = self._counts(_matcher(query), [parts for _, parts in paths])
             if counts is not None:
                 names = [name for name, _ in paths]
-                return [{"_id": dict(zip(names, key)) if _ABSENT not in key else
-                         {name: value for name, value in zip(names, key)
-                          if value is not _ABSENT}, count_name: count}
+                return [{"_id": {name: list(value) if value.__class__ is _Array else value
+                                 for name, value in zip(names, key) if value is not _ABSENT},
+                         count_name: count}
                         for key, count in counts.items()]
         with _LOCK:
             return list(self._collection.aggregate(pipeline, **kwargs))
@@ -719,7 +751,8 @@ class LockedCollection:
                         values = [value.get(part, _ABSENT) if isinstance(value, dict) else
                                   [] if isinstance(value, list) else _ABSENT
                                   for value in values]
-                    columns.append(values)
+                    columns.append([_Array(value) if value.__class__ is list else value
+                                    for value in values])
                 try:
                     counts.update(zip(*columns))
                 except TypeError:

@@ -4,6 +4,7 @@ The design, and why: docs/design/dumping.md"""
 from marshmallow import Schema, fields, missing
 
 from inventory.http.marshmallow_internals import has_dump_hooks, keeps, method_of
+from schemas.fields import DumpedAsIs
 
 
 class NotCompilable(Exception):
@@ -50,7 +51,10 @@ def _nested(dump, many):
 
 
 def _converter(field):
-    """The function a plan applies to a value of `field` (None: as it is)."""
+    """The function a plan applies to a value of `field` (None: as it is).
+    A DumpedAsIs field serializes its value as it is, however nested its schema: so does the plan."""
+    if isinstance(field, DumpedAsIs) and keeps(field, DumpedAsIs, "_serialize"):
+        return None
     if not (keeps(field, fields.Field, "serialize") and keeps(field, fields.Field, "get_value")):
         raise NotCompilable(f"{type(field).__name__} reads values its own way")
     if isinstance(field, fields.String) and keeps(field, fields.String, "_serialize"):

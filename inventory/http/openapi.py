@@ -207,6 +207,8 @@ def _complete_operation(operation, declared):
         responses[str(status)] = {"$ref": f"#/components/responses/Problem{status}"}
     who = ("Needs no token." if declared.role is None
            else f"Needs a token with the `{declared.role}` role or above.")
+    if declared.max_body is not None:
+        who = f"The body is at most {declared.max_body // 1024:,} KiB (else 413). {who}"
     operation["description"] = f"{operation.get('description', '').strip()}\n\n{who}".strip()
     if declared.role is None:
         operation["security"] = []

@@ -39,6 +39,7 @@ class Operation:
     # expression}) or (operationId, {parameter: expression}, {body field: expression})
     links: dict = field(default_factory=dict)
     stream: str | None = None  # a media type it streams instead, when Accept asks for it
+    max_body: int | None = None  # its body's bound in bytes (413), under MAX_BODY_BYTES
     csv: bool = False  # a list that answers its whole match as text/csv (inventory.http.csv_export)
     # A page of the console (inventory/ui): HTML for people, not an operation
     # of the API's document; its caller is signed in with a session.

@@ -1,6 +1,9 @@
 """The request body: read whole, once the caller is known, and bounded by
-MAX_BODY_BYTES (inventory.core.caps), chunked or not."""
+MAX_BODY_BYTES (inventory.core.caps), chunked or not, or by the lower bound
+its operation declares (`max_body`)."""
 from werkzeug.exceptions import RequestEntityTooLarge
+
+from inventory.http.operations import current_operation
 
 
 def read_bounded_body(passage):
@@ -15,6 +18,10 @@ def read_bounded_body(passage):
         return  # nothing to read
     if len(current.get_data(cache=True)) > current.max_content_length - 1:
         raise RequestEntityTooLarge()
+    declared = current_operation(current)
+    if declared is not None and declared.max_body is not None \
+            and len(current.get_data(cache=True)) > declared.max_body:
+        raise RequestEntityTooLarge()  # its own, lower bound (a scan's)
 
 
 def init_app(app, config):

@@ -100,6 +100,10 @@ def connect(config):
                              config.INVENTORY_FSYNC)
 
 
+# What the pass below gives records written before it existed, besides order keys.
+_DERIVED = ("clusters.distribution", "clusters.readiness")
+
+
 class Store:
     """The resource collections, the change feed, the idempotency keys and
     the console's sessions over one database. `resources` are (spec, store
@@ -168,15 +172,17 @@ class Store:
         self.organizations.quotas.count_uncounted()  # written before quotas existed
         declared = {resource.collection.name: [field for _, field in resource.kept_orderings()]
                     for resource in self.listed()}
-        marker = {"_id": "order-keys", "value": declared}
+        # (the fields worked out for records written before they existed
+        # are named too: a new one makes the pass run once more)
+        marker = {"_id": "order-keys", "value": declared, "derived": list(_DERIVED)}
         if unless_known and self.db.settings.find_one({"_id": "order-keys"}) == marker:
             return
         for resource in self.listed():
             resource.add_missing_order_keys()
             resource.add_missing_fields()
         if unless_known:
-            self.db.settings.update_one({"_id": "order-keys"}, {"$set": {"value": declared}},
-                                        upsert=True)
+            self.db.settings.update_one({"_id": "order-keys"}, {"$set": {
+                "value": declared, "derived": list(_DERIVED)}}, upsert=True)
 
     def expiring(self):
         """(collection, field, seconds): the records kept for a time after

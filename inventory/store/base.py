@@ -435,12 +435,15 @@ class ResourceStore:
             if not sets and not unsets:
                 return self.to_api(current)
             merged = _merged(current, sets, unsets)
+            derived = self.derived_fields(merged, sets)
+            merged.update(derived)
             self.check_merged(merged)
             # a write that changes no field is still made (a new revision: an
             # If-Match race has one winner), but is no event
             changes = changes_between(self.to_api(current), self.to_api(merged),
                                       self.computed_fields)
-            written = {**sets, "last_modified_by": principal, "last_modified_on": now_rfc3339(),
+            written = {**sets, **derived, "last_modified_by": principal,
+                       "last_modified_on": now_rfc3339(),
                        REVISION: new_revision()}
             # the order keys of the record as written, from the very revision read
             after = _merged(current, written, unsets)
@@ -458,6 +461,11 @@ class ResourceStore:
                 self.publish(doc["_id"], doc.get(OUTBOX))
                 return self.to_api(doc)
         raise Contended(f"The {self.kind} is being changed by others too often; retry.")
+
+    def derived_fields(self, doc, sets):
+        """{stored field: value} of the fields a record keeps worked out from
+        its others, for `doc` as a change (`sets`) leaves it; none here."""
+        return {}
 
     def check_merged(self, doc):
         """Rules about a whole record after a change; InvalidRecord if broken."""

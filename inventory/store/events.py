@@ -93,11 +93,16 @@ class FeedPage(Page):
 
 def changes_between(before, after, computed=()):
     """The fields an update changed, as an event's `changes` (None: nothing).
-    `computed` fields (worked out when read) are left out: they change with
-    the fields they are computed from, which are listed."""
+    `computed` fields (worked out from others) are left out, nested ones
+    (`readiness.checks`) by their dotted path: they change with the fields
+    they are computed from, which are listed."""
     ignored = _UNCOMPARED | set(computed)
     changes = _diff({k: v for k, v in before.items() if k not in ignored},
                     {k: v for k, v in after.items() if k not in ignored})
+    # a computed field may be a nested one (`readiness.checks`)
+    changes = {path: change for path, change in changes.items()
+               if not any(path == field or path.startswith(f"{field}.")
+                          for field in computed if "." in field)}
     return changes or None
 
 
@@ -105,14 +110,18 @@ class EventStore:
     """The feed, and the events every resource store writes into it."""
 
     collection_name = "events"
+    # `changed`: a field an update changed (its dotted path), so that a
+    # reader or a webhook can follow one field (`changed="readiness.status"`)
     filter_fields = {"type": "string", "occurred_on": "timestamp", "actor": "string",
-                     "organization": "string", "subject": "string"}
+                     "organization": "string", "subject": "string", "changed": "string"}
+    _STORED = {"changed": "changes.field"}  # `changes` is stored as a list of {"field", ...}
 
     def __init__(self, db, retention_days=30):
         self.collection = db[self.collection_name]
         self.counters = db["settings"]
         self.retention = timedelta(days=retention_days)
-        self.filter_compiler = FilterCompiler(self.filter_fields, lambda field: field)
+        self.filter_compiler = FilterCompiler(self.filter_fields,
+                                              lambda field: self._STORED.get(field, field))
         self.sources = []  # the resource stores whose records hold outboxes
         # Whether other processes write the same feed (MongoDB), so that
         # waiters must poll for their events too.

@@ -1,6 +1,7 @@
 """The console's pages: lists with the API's query parameters, a cluster's
 page and its conditional edit, the overview, and tokens and webhooks for
 admins. Nothing a user can type answers a 500."""
+import json
 import random
 import re
 import string
@@ -129,7 +130,8 @@ def test_a_clusters_page_shows_its_fields_labels_scans_and_history(console, clie
         assert f">{heading}</h2>" in text
     assert "https://api.shown.example:6443" in text and "<code>team</code>" in text
     assert '<time datetime="2025-11-22T08:26:40Z">2025-11-22 08:26 UTC</time>' in text
-    assert "Upgrade readiness: appears when scans carry observations." in text
+    # never observed: every check unknown, for the next minor after the recorded version
+    assert 'To 1.33: <strong class="readiness unknown">unknown</strong>' in text
     history = text.split('id="history-heading"', 1)[1]
     assert history.index("kubecluster.updated") < history.index("kubecluster.created")
     assert "<code>version</code>: <del>1.31.2</del> → <ins>1.32.0</ins>" in history
@@ -201,7 +203,9 @@ def test_the_overview_summarises_the_fleet(console, inventory):
     assert unscanned.index("old-one") < unscanned.index("new-one")
     changes = text.split('id="changes-heading"', 1)[1]
     assert "kubecluster.created" in changes and 'data-after="evt_' in changes
-    assert "Upgrade readiness: appears when scans carry observations." in text
+    readiness = text.split('id="readiness-heading"', 1)[1].split("</section>", 1)[0]
+    assert 'readiness.status="unknown"' in readiness.replace("%3D", "=").replace("%22", '"')
+    assert "unknown: 2" in readiness  # no scan has observed them yet
 
 
 def test_every_count_of_the_overview_leads_to_its_clusters(console, inventory):
@@ -321,13 +325,14 @@ def test_export_csv_keeps_the_scope_and_the_bounds(app, console, client, invento
 
 
 def test_a_clusters_readiness_shows_where_its_place_is(console, store, inventory):
-    """Until scans carry observations the place says so; a record with
-    `readiness` (the observations' shape) shows its status and checks."""
+    """A cluster's readiness shows its status and checks (their summaries
+    escaped), as the store keeps them: the target and status as fields, the
+    checks as JSON."""
     inventory.cluster(name="ready")
-    store.clusters.collection.update_one({"_id": "ready"}, {"$set": {"readiness": {
-        "target": "1.32", "status": "error", "checks": [
-            {"id": "deprecated-apis", "status": "error", "summary": "<b>2</b> removed APIs",
-             "details": []}]}}})
+    store.clusters.collection.update_one({"_id": "ready"}, {"$set": {
+        "readiness": {"target": "1.32", "status": "error"},
+        "_checks": json.dumps([{"id": "deprecated-apis", "status": "error",
+                                "summary": "<b>2</b> removed APIs", "details": []}])}})
     text = console.get("/ui/clusters/ready").get_data(as_text=True)
     assert "To 1.32" in text and "deprecated-apis" in text and "&lt;b&gt;2&lt;/b&gt;" in text
     listed = console.get("/ui/clusters").get_data(as_text=True)

@@ -67,6 +67,12 @@ def same_as_json(client, path, **params):
     assert len(rows) == len(records)
     for row, record in zip(rows, records):
         expected = flattened(record)
+        # a null object (a cluster never observed, a scan's parts) is its
+        # fields' columns, each empty
+        for name in [k for k, v in expected.items() if v == "" and k not in header]:
+            nested = [column for column in header if column.startswith(f"{name}.")]
+            assert nested and all(row[column] == "" for column in nested), name
+            del expected[name]
         assert set(expected) <= set(header)
         assert {k: v for k, v in row.items() if k not in expected} == \
             {k: "" for k in header if k not in expected}

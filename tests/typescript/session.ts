@@ -94,6 +94,15 @@ async function main(): Promise<void> {
   if (largest === undefined) throw new Error("no group");
   const minor: string | null | undefined = largest.key.version;
   check(total === 2 && counted === 2 && minor !== undefined, "the summary's counts");
+  // upgrade readiness, typed: never scanned, so every check is unknown; the fleet's blockers
+  const readiness: "passing" | "warning" | "unknown" | "error" = dueCluster.readiness.status;
+  check(readiness === "unknown" && dueCluster.readiness.checks.length === 4 &&
+        dueCluster.observed === null, "readiness before it is observed");
+  const blockers = await client.GET("/kubeclusters:blockers", {
+    params: { query: { filter: 'environment="production"' } },
+  });
+  if (blockers.data === undefined) throw new Error(`blockers: ${blockers.response.status}`);
+  check(blockers.data.total === 1 && blockers.data.blockers.length === 0, "no blockers yet");
 
   const scans = await client.GET("/kubeclusters/{cluster}/scans", { params: path });
   if (scans.data === undefined) throw new Error(`list scans: ${scans.response.status}`);

@@ -6,6 +6,9 @@ from inventory.core.ordering import Orderings
 from inventory.core.spec import AUDIT_FIELDS, IdForm, PathKey, ResourceSpec
 
 ID = IdForm("k8scl")
+# Kept beside `observed.version`, as VERSION_KEY_FIELD beside `version`: it
+# compares as a version.
+OBSERVED_VERSION_KEY_FIELD = "_observed_version_key"
 
 SPEC = ResourceSpec(
     name="clusters", kind="cluster", path="kubeclusters",
@@ -20,8 +23,13 @@ SPEC = ResourceSpec(
                    "version": "version", "title": "string", "description": "string",
                    "labels": "labels", "last_scanned_on": "integer", "endpoint": "string",
                    "support.status": "support_status", "support.ends_on": "support_date",
-                   "support.all_ends_on": "support_date", **AUDIT_FIELDS},
-    read_defaults={"last_scanned_on": None, "endpoint": None},
+                   "support.all_ends_on": "support_date",
+                   "observed.version": "version", "observed.minor": "string",
+                   "readiness.status": "string", "readiness.target": "string",
+                   **AUDIT_FIELDS},
+    # (a cluster stored before readiness reads one of unknown checks: the
+    # store works it out from its version, and `create-indexes` stores it)
+    read_defaults={"last_scanned_on": None, "endpoint": None, "observed": None},
     orderings=Orderings.of("name", "environment", "version", "created_on", "last_modified_on",
                            "last_scanned_on", "environment, version",
                            "environment, version desc"),
@@ -29,7 +37,9 @@ SPEC = ResourceSpec(
     group_fields={"organization": ("organization",), "platform": ("platform",),
                   "environment": ("environment",), "version": (VERSION_KEY_FIELD,),
                   "support.status": (DISTRIBUTION_FIELD, VERSION_KEY_FIELD),
-                  "control_plane.provider": (PROVIDER_FIELD,)},
+                  "control_plane.provider": (PROVIDER_FIELD,),
+                  "readiness.status": ("readiness.status",),
+                  "observed.minor": ("observed.minor",)},
     indexes=(
         ((("id", 1),), {"unique": True}),
         ((("platform", 1), ("_id", 1)), {}),
@@ -38,5 +48,10 @@ SPEC = ResourceSpec(
         # a summary under it reads only those ranges
         (((DISTRIBUTION_FIELD, 1), (VERSION_KEY_FIELD, 1)), {}),
         ((("organization", 1), (DISTRIBUTION_FIELD, 1), (VERSION_KEY_FIELD, 1)), {}),
+        # readiness is stored when a scan or the version changes, so that a
+        # filter (and a summary, and :blockers) by its status reads its range
+        ((("readiness.status", 1), ("_id", 1)), {}),
+        ((("organization", 1), ("readiness.status", 1), ("_id", 1)), {}),
+        (((OBSERVED_VERSION_KEY_FIELD, 1),), {}),
     ),
 )

@@ -1,7 +1,11 @@
 """KubeClusters: versions kept with a sortable key, support worked out per day, summaries."""
 import heapq
 
+import orjson
+
+from inventory.core import readiness
 from inventory.core.errors import (
+    Contended,
     InvalidRecord,
     InvalidReference,
 )
@@ -19,16 +23,26 @@ from inventory.core.lifecycle import (
     today,
 )
 from inventory.core.versions import version_key, version_parts
-from inventory.resources.clusters.spec import SPEC
+from inventory.resources.clusters.spec import OBSERVED_VERSION_KEY_FIELD, SPEC
 from inventory.resources.clusters.support import SUPPORT_FILTERS
-from inventory.store.base import LIVE, REVISION, ResourceStore, new_revision
+from inventory.store.base import LIVE, REVISION, UPDATE_ATTEMPTS, ResourceStore, new_revision
 from inventory.store.document_keys import api_map, stored_key, stored_map
+from inventory.store.events import OUTBOX, OUTBOX_SINCE, changes_between
 from inventory.store.pages import all_of
+
+# What a cluster keeps of its scans (inventory/core/readiness.py)
+# and its readiness' checks, each as one JSON string: read whole, never
+# queried, and one string costs the embedded store a fraction of the
+# memory (and start-up) of the objects it holds (docs/design/readiness.md);
+# and the failing checks' keys `:blockers` counts clusters by.
+OBSERVATIONS_FIELD, CHECKS_FIELD, BLOCKERS_FIELD = "_observations", "_checks", "_blockers"
 
 
 class ClusterStore(ResourceStore):
     spec = SPEC
-    computed_fields = ("support",)  # from the version and distribution, for today
+    # worked out from the version (and distribution, for today; and scans):
+    # an update's event lists the version, and of readiness its status
+    computed_fields = ("support", "readiness.target", "readiness.checks")
     computed_filters = SUPPORT_FILTERS
     key_field = "name"
     scope_field = "organization"
@@ -37,7 +51,11 @@ class ClusterStore(ResourceStore):
 
     def stored_name(self, field):
         # versions compare through a sortable key kept beside them
-        return VERSION_KEY_FIELD if field == "version" else super().stored_name(field)
+        if field == "version":
+            return VERSION_KEY_FIELD
+        if field == "observed.version":
+            return OBSERVED_VERSION_KEY_FIELD
+        return super().stored_name(field)
 
     def key_filter(self, key):
         # Addressable by slug or by `k8scl_` id; slugs cannot contain "_".
@@ -55,6 +73,10 @@ class ClusterStore(ResourceStore):
         support = LIFECYCLES.support(doc.get(DISTRIBUTION_FIELD, "upstream"), doc["version"],
                                      day or today())
         record["support"] = support
+        if CHECKS_FIELD in doc:  # `readiness` holds the target and status, for queries
+            record["readiness"]["checks"] = orjson.loads(doc[CHECKS_FIELD])
+        else:  # stored before readiness: `create-indexes` stores it
+            record["readiness"] = readiness.assess(doc["version"], None)
         # The answer changes with the day as well as with writes: so does its
         # ETag. If-Match compares the stored part only (see stored_revisions).
         record.revision = f"{record.revision}-{support['status']}-{support['ends_on']}"
@@ -75,8 +97,8 @@ class ClusterStore(ResourceStore):
 
     def add_missing_fields(self):
         """Give clusters written before lifecycles existed their platform's
-        provider; how many."""
-        done = 0
+        provider, and those written before readiness theirs; how many."""
+        done = self.add_missing_readiness()
         for doc in self.collection.find({DISTRIBUTION_FIELD: {"$exists": False}},
                                         {"_id": 1, "platform": 1}):
             platform = self.platforms.collection.find_one({"_id": doc["platform"]})
@@ -97,6 +119,7 @@ class ClusterStore(ResourceStore):
                "organization": platform["organization"], **self.audit_new(principal),
                VERSION_KEY_FIELD: version_key(body["version"]),
                **self.distribution_fields(platform)}
+        doc.update(self.observed_fields(doc["version"], {}))
         self.check_merged(doc)
         self.insert_under(doc, self.platforms, platform, InvalidReference(
             "platform", "The platform was deleted meanwhile.", platform_name),
@@ -116,6 +139,37 @@ class ClusterStore(ResourceStore):
         if len(doc.get("labels") or {}) > MAX_LABELS:
             raise InvalidRecord("labels", f"At most {MAX_LABELS} labels; the change "
                                 f"would leave {len(doc['labels'])}.")
+
+    @staticmethod
+    def observed_fields(version, observations):
+        """The stored fields worked out from the cluster's recorded `version`
+        and its `observations` (readiness.py): `observed`, `readiness`, and
+        the keys kept for filters and `:blockers`."""
+        observed, assessed = readiness.observed_of(observations), \
+            readiness.assess(version, observations)
+        return {OBSERVATIONS_FIELD: orjson.dumps(observations).decode(), "observed": observed,
+                OBSERVED_VERSION_KEY_FIELD: observed and version_key(observed["version"]),
+                "readiness": {"target": assessed["target"], "status": assessed["status"]},
+                CHECKS_FIELD: orjson.dumps(assessed["checks"]).decode(),
+                BLOCKERS_FIELD: readiness.blocker_keys(assessed)}
+
+    def derived_fields(self, doc, sets):
+        # a change of the recorded version changes the upgrade's target
+        if "version" not in sets:
+            return {}
+        return self.observed_fields(doc["version"], _observations_of(doc))
+
+    def add_missing_readiness(self):
+        """Store the readiness of clusters written before it existed (run by
+        `create-indexes`, so at each release), so that an index finds them
+        by its status; how many."""
+        done = 0
+        for doc in self.collection.find({"readiness": {"$exists": False}},
+                                        {"_id": 1, "version": 1}):
+            done += self.collection.update_one(
+                {"_id": doc["_id"], "readiness": {"$exists": False}},
+                {"$set": self.observed_fields(doc["version"], {})}).modified_count
+        return done
 
     def update(self, key, changes, principal, scope=None, revisions=None):
         if "version" in changes:
@@ -145,11 +199,7 @@ class ClusterStore(ResourceStore):
         for field in group_by:
             for path in _group_paths(field):
                 stored.setdefault(path, f"g{len(stored)}")
-        query = all_of(self.scope_filter(scope), self.compile_filter(tree), LIVE)
-        rows = self.collection.aggregate([
-            {"$match": query},
-            {"$group": {"_id": {name: f"${path}" for path, name in stored.items()},
-                        "count": {"$sum": 1}}}])
+        rows = self._counted(tree, scope, stored)
         values_of = [self._group_values(field, stored, today()) for field in group_by]
         counts = {}
         for row in rows:
@@ -159,10 +209,44 @@ class ClusterStore(ResourceStore):
 
         def order(item):
             return -item[1], [order(value) for order, value in zip(orders, item[0])]
-        groups = sorted(counts.items(), key=order) if len(counts) <= MAX_GROUPS else \
-            heapq.nsmallest(MAX_GROUPS, counts.items(), key=order)
+        groups = _largest(counts, order)
         return ([(dict(zip(group_by, key)), count) for key, count in groups],
                 sum(counts.values()))
+
+    def _counted(self, tree, scope, stored):
+        """The rows (`{"_id": {name: value}, "count"}`) of one aggregation
+        counting the live clusters matching `tree` in `scope` by the stored
+        paths in `stored` (path -> its name in the row's key)."""
+        query = all_of(self.scope_filter(scope), self.compile_filter(tree), LIVE)
+        return self.collection.aggregate([
+            {"$match": query},
+            {"$group": {"_id": {name: f"${path}" for path, name in stored.items()},
+                        "count": {"$sum": 1}}}])
+
+    def blockers(self, tree, scope=None):
+        """([((check, status, key), clusters)], total): what stands between
+        the live clusters matching `tree` in `scope` and their next minor,
+        one entry per failing check and key with how many clusters it
+        blocks, most clusters first, then errors before warnings, then the
+        checks' order and the key's; the MAX_GROUPS largest. `total` counts
+        the clusters matched.
+
+        The summary's one aggregation, grouped by the list of failing keys
+        each cluster keeps (BLOCKERS_FIELD): clusters with the same
+        blockers are one row, and each row's count is added to each of its
+        keys here."""
+        counts, total = {}, 0
+        for row in self._counted(tree, scope, {BLOCKERS_FIELD: "b"}):
+            total += row["count"]
+            for key in row["_id"].get("b") or ():
+                counts[key] = counts.get(key, 0) + row["count"]
+        parsed = {key: readiness.blocker_of(key) for key in counts}
+
+        def order(item):
+            check, status, key = parsed[item[0]]
+            return (-item[1], readiness.STATUSES.index(status), readiness.CHECKS.index(check),
+                    _key_order(key))
+        return [(parsed[key], count) for key, count in _largest(counts, order)], total
 
     @staticmethod
     def _group_values(field, stored, day):
@@ -184,6 +268,49 @@ class ClusterStore(ResourceStore):
                 return value
         return value_of
 
+    def record_scan(self, cluster, scan):
+        """Record the stored scan `scan` on its cluster (`cluster`, its
+        document as read): its `last_scanned_on` rises to the scan's, and
+        each part the scan observed replaces the cluster's when the scan is
+        the newer (readiness.merged), and with it `observed` and
+        `readiness`. A scan that changes what was observed (`observed`'s
+        version) or `readiness.status` is the cluster's `kubecluster.updated`
+        event (those changes: _watched). False if the cluster is gone or
+        being deleted."""
+        if not any(part in scan for part in ("server", "nodes", "deprecated_api_requests",
+                                             "findings")):
+            return self.record_scan_time(cluster, scan["scanned_on"])
+        current = cluster
+        for _ in range(UPDATE_ATTEMPTS):
+            sets = {}
+            if (current.get("last_scanned_on") or -1) < scan["scanned_on"]:
+                sets["last_scanned_on"] = scan["scanned_on"]
+                sets.update(self.order_fields({**current, **sets}, changed=("last_scanned_on",)))
+            kept = _observations_of(current)
+            observations = readiness.merged(kept, scan)
+            if observations is not kept or "readiness" not in current:
+                sets.update(self.observed_fields(current["version"], observations))
+            if not sets:  # an older scan that changed nothing
+                return self.still_live(current)
+            sets[REVISION] = new_revision()
+            after = {**current, **sets}
+            changes = changes_between(_watched(current), _watched(after))
+            if changes is not None and self.events is not None:
+                outboxed = self.with_event(after, "updated", f"{self.event_kind}:"
+                                           f"{current['_id']}:{sets[REVISION]}", changes)
+                sets.update({OUTBOX: outboxed[OUTBOX], OUTBOX_SINCE: outboxed[OUTBOX_SINCE]})
+            result = self.collection.update_one(
+                all_of(self.identity(current), LIVE, {REVISION: current.get(REVISION)}),
+                {"$set": sets})
+            if result.matched_count == 1:
+                if OUTBOX in sets:
+                    self.publish(current["_id"], sets[OUTBOX])
+                return True
+            current = self.collection.find_one(all_of(self.identity(cluster), LIVE))
+            if current is None:
+                return False
+        raise Contended("The cluster is being changed by others too often; retry the scan.")
+
     def record_scan_time(self, cluster, scanned_on):
         """Raise the `last_scanned_on` of this very cluster (by id, not by a
         name another cluster may have taken since) to `scanned_on`; False if
@@ -197,6 +324,35 @@ class ClusterStore(ResourceStore):
             all_of(self.identity(cluster), LIVE, older),
             {"$set": {"last_scanned_on": scanned_on, **order_keys, REVISION: new_revision()}})
         return result.matched_count == 1 or self.still_live(cluster)
+
+
+def _observations_of(doc):
+    """What the cluster in `doc` keeps of its scans (readiness.py's form)."""
+    kept = doc.get(OBSERVATIONS_FIELD)
+    return orjson.loads(kept) if kept else {}
+
+
+def _largest(counts, order):
+    """The MAX_GROUPS first of `counts`' items in `order`."""
+    return sorted(counts.items(), key=order) if len(counts) <= MAX_GROUPS else \
+        heapq.nsmallest(MAX_GROUPS, counts.items(), key=order)
+
+
+def _key_order(key):
+    """A blocker's key in order: versions as versions, the rest as text."""
+    return [(name, version_parts(value) or (), value) for name, value in key.items()]
+
+
+def _watched(record):
+    """What of a cluster (its document) a scan's event reports the changes of: what was
+    observed (not which scan observed it: a newer scan of the same version
+    moves `observed.scan` and `observed.scanned_on` silently, as it does
+    `last_scanned_on`) and the readiness' status."""
+    observed = record.get("observed")
+    readiness = record.get("readiness") or {"status": "unknown"}  # stored before it: unknown
+    return {"observed": observed and {"version": observed["version"],
+                                      "minor": observed["minor"]},
+            "readiness": {"status": readiness["status"]}}
 
 
 def _group_paths(field):
@@ -214,4 +370,8 @@ def _text_order(value):
 _GROUP_ORDERS = {
     "version": lambda value: (0,) if value is None else (1, *version_parts(value)),
     "support.status": STATUSES.index,
+    "observed.minor": lambda value: (0,) if value is None else (1, *version_parts(value)),
+    # worst first, as :blockers lists them
+    "readiness.status": lambda value: (0, readiness.STATUSES.index(value)) if value in
+    readiness.STATUSES else (1, _text_order(value)),
 }

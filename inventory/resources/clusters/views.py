@@ -9,7 +9,11 @@ from inventory.http.generic import ResourceViews
 from inventory.http.operations import operation
 from inventory.resources.clusters.spec import SPEC
 from inventory.store import get_store
-from schemas.clusters import summary_schemas
+from schemas.clusters import (
+    KubeClusterBlockersArgsSchema,
+    KubeClusterBlockersSchema,
+    summary_schemas,
+)
 
 # Full paths, no url_prefix: Flask would join a prefix and `:summary` with a "/".
 blp = Blueprint("kubeclusters", __name__, path_keys=(SPEC.path_key,),
@@ -55,6 +59,27 @@ class KubeClusterSummary(MethodView):
         groups, total = get_store().clusters.summary(
             tree, grouping.parse(args["group_by"], SPEC.group_fields), current_scope())
         return {"groups": [{"key": key, "count": count} for key, count in groups],
+                "total": total}
+
+
+@blp.route("/kubeclusters:blockers")
+class KubeClusterBlockers(MethodView):
+    @blp.arguments(KubeClusterBlockersArgsSchema, location="query")
+    @blp.response(200, KubeClusterBlockersSchema)
+    @operation("listKubeClusterBlockers", role="reader", errors=(422,))
+    def get(self, args):
+        """What stands between the fleet and its next minor versions
+
+        The clusters the caller may see that match `filter`, counted by what
+        fails their `readiness` (each failing check and key: a deprecated
+        API, a kubelet minor outside the skew policy, a recorded version the
+        API server contradicts): `{"blockers": [{"check", "status", "key",
+        "clusters"}], "total": n}`, most clusters first. Every matching
+        cluster is counted (no paging), as in the summary."""
+        tree = filtering.parse(args["filter"]) if args.get("filter") else None
+        blockers, total = get_store().clusters.blockers(tree, current_scope())
+        return {"blockers": [{"check": check, "status": status, "key": key, "clusters": count}
+                             for (check, status, key), count in blockers],
                 "total": total}
 
 

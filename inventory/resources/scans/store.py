@@ -2,14 +2,19 @@
 import time
 from datetime import datetime, timezone
 
+import orjson
+
+from inventory.core.caps import OBSERVED_SCANS_KEPT, OBSERVED_SCANS_SPARE
 from inventory.core.errors import (
     NotFound,
 )
 from inventory.core.ids import new_id
-from inventory.resources.scans.spec import SPEC
+from inventory.resources.scans.spec import KEPT_OBSERVATIONS, SPEC
 from inventory.store import pages
-from inventory.store.base import LIVE, REVISION, Record, ResourceStore
+from inventory.store.base import LIVE, REVISION, Record, ResourceStore, _copied
 from inventory.store.events import OUTBOX
+
+OBSERVED_FIELD = "_observed"  # what a scan observed but its agent (stored_observations)
 
 
 class ScanStore(ResourceStore):
@@ -53,7 +58,11 @@ class ScanStore(ResourceStore):
                           lower=lower, upper=upper)
 
     def to_api(self, doc):
-        record = Record(id=doc["id"], cluster=doc["cluster"], scanned_on=doc["scanned_on"])
+        record = Record(id=doc["id"], cluster=doc["cluster"], scanned_on=doc["scanned_on"],
+                        agent=_copied(doc.get("agent")),
+                        **dict.fromkeys(KEPT_OBSERVATIONS))
+        if OBSERVED_FIELD in doc:
+            record.update(orjson.loads(doc[OBSERVED_FIELD]))
         record.revision = doc.get(REVISION)
         return record
 
@@ -77,23 +86,50 @@ class ScanStore(ResourceStore):
         return self.create_under(cluster_key, {"scanned_on": scanned_on}, None, scope)
 
     def create_under(self, cluster_key, body, principal, scope=None):
-        """Record a scan (`body`: its `scanned_on`, or none for now) of the
-        cluster at `cluster_key` (name or id). Scans keep no author."""
+        """Record a scan (`body`: its `scanned_on`, or none for now, and what
+        it observed) of the cluster at `cluster_key` (name or id), and on the
+        cluster what it observed first (ClusterStore.record_scan). Scans keep
+        no author."""
         scanned_on = body.get("scanned_on")
         cluster = self.clusters.get_doc(cluster_key, scope)
         scanned_on = int(time.time()) if scanned_on is None else scanned_on
         scan_id = new_id("k8scs")
         doc = {"_id": self.key(cluster["id"], scanned_on, scan_id), "id": scan_id,
                "cluster": cluster["id"], "scanned_on": scanned_on,
+               **stored_observations(body),
                self.TIME_FIELD: datetime.now(timezone.utc).replace(tzinfo=None)}
         self.insert(doc, publish=False, parent=cluster)
         # The cluster's update doubles as the check that it still exists.
-        if not self.clusters.record_scan_time(cluster, scanned_on):
+        observed = {name: body[name] for name in KEPT_OBSERVATIONS if body.get(name) is not None}
+        if not self.clusters.record_scan(cluster, {**doc, **observed}):
             self.collection.delete_one({"_id": doc["_id"]})
             raise NotFound(f"No cluster {cluster_key!r}.")
         self.publish(doc["_id"], doc.get(OUTBOX))
+        if OBSERVED_FIELD in doc:
+            self._keep_newest_observed(cluster["id"], doc["_id"])
         self._maybe_trim(cluster["id"])
         return self.to_api(doc)
+
+    def _keep_newest_observed(self, cluster_id, new_key):
+        """A cluster's OBSERVED_SCANS_KEPT newest scans keep what they
+        observed; the older let it go, a few at a time: a walk of the newest
+        keys (a read) after each observed scan, and an update of those past
+        the kept ones once OBSERVED_SCANS_SPARE of them (or the new scan
+        itself, recorded older than the kept ones) hold observations. So a
+        scan's POST writes no more than a plain one's, mostly, and a
+        cluster holds at most OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE
+        observed scans."""
+        lower, upper = self.key_range(cluster_id)
+        newest = list(self.collection.find(
+            {"_id": {"$gt": lower, "$lt": upper}}, {"_id": 1, OBSERVED_FIELD: 1},
+            sort=[("_id", -1)], limit=OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE))
+        beyond = {doc["_id"] for doc in newest[OBSERVED_SCANS_KEPT:] if OBSERVED_FIELD in doc}
+        if len(beyond) < OBSERVED_SCANS_SPARE:
+            beyond = set()
+        if new_key not in {doc["_id"] for doc in newest[:OBSERVED_SCANS_KEPT]}:
+            beyond.add(new_key)  # recorded late, older than the kept ones
+        for key in sorted(beyond):
+            self.collection.update_one({"_id": key}, {"$unset": {OBSERVED_FIELD: ""}})
 
     def _maybe_trim(self, cluster_id):
         """Trim the cluster once every tenth of the count's scans recorded
@@ -128,3 +164,18 @@ class ScanStore(ResourceStore):
         for cluster in parents:
             lower, upper = self.key_range(cluster["id"])
             self.collection.delete_many({"_id": {"$gt": lower, "$lt": upper}})
+
+
+def stored_observations(body):
+    """What a scan's body observed, as stored: its `agent` as it is (every
+    scan keeps it), the rest as one JSON string (OBSERVED_FIELD): read
+    whole, never queried, it costs the embedded store one string, not the
+    dozens of objects it holds, and a map's keys (versions, `v1.30.4`) are
+    no document's keys (FerretDB refuses a `.` in them)."""
+    stored = {}
+    if body.get("agent") is not None:
+        stored["agent"] = body["agent"]
+    observed = {name: body[name] for name in KEPT_OBSERVATIONS if body.get(name) is not None}
+    if observed:
+        stored[OBSERVED_FIELD] = orjson.dumps(observed).decode()
+    return stored

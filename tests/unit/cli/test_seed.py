@@ -18,6 +18,18 @@ def test_the_seeded_estate_reads_and_writes_like_api_made_records(app, runner, c
     assert len(scans) == 3 and [s["scanned_on"] for s in scans] == sorted(
         s["scanned_on"] for s in scans)
     assert scans[-1]["scanned_on"] == first["last_scanned_on"]
+    # the newest scan is an agent's, observed; the older keep their agent only
+    assert scans[-1]["server"] is not None and scans[-1]["nodes"]["kubelet_versions"]
+    assert scans[-1]["deprecated_api_requests"] and scans[-1]["findings"]
+    assert [s["server"] for s in scans[:-1]] == [None, None]
+    assert all(s["agent"]["name"] == "inventory-agent" for s in scans)
+    assert first["observed"]["scan"] == scans[-1]["id"]
+    assert first["readiness"]["status"] in ("error", "warning", "passing")
+    blockers = client.get("/kubeclusters:blockers").get_json()
+    assert blockers["total"] == 25 and blockers["blockers"]
+    erring = client.get("/kubeclusters", query_string={
+        "filter": 'readiness.status="error"', "limit": 100}).get_json()["results"]
+    assert erring and {c["readiness"]["status"] for c in erring} == {"error"}
     production = client.get("/kubeclusters", query_string={
         "filter": 'environment="production"', "limit": 100}).get_json()["results"]
     assert {c["environment"] for c in production} == {"production"} and len(production) == 9

@@ -1,4 +1,5 @@
 """The embedded store's keyed reads answer exactly what mongomock would."""
+import json
 from collections import OrderedDict
 from datetime import datetime, timedelta, timezone
 
@@ -328,12 +329,30 @@ def test_counts_by_fields_match_mongomock_through_writes(query, keys):
     same()
 
 
-def test_counts_by_fields_leave_objects_arrays_and_other_pipelines_to_mongomock():
+def test_counts_by_fields_group_arrays_of_scalars_as_mongomock_does():
+    """Arrays group as equal arrays (`:blockers` counts by a list of keys)."""
     plain = mongomock_ng.MongoClient().db.things
     locked = LockedCollection(plain)
     for doc in COUNT_DOCS[:6]:
         locked.insert_one(dict(doc))
-    locked.insert_one({"_id": "arr", "environment": ["prod", "dev"], "labels": {"team": "a"}})
+    for key, value in (("a1", ["prod", "dev"]), ("a2", ["prod", "dev"]), ("a3", ["dev", "prod"]),
+                       ("a4", []), ("a5", ["prod"])):
+        locked.insert_one({"_id": key, "environment": value})
+    pipeline = [{"$match": {}}, {"$group": {"_id": {"g0": "$environment"},
+                                            "count": {"$sum": 1}}}]
+    answer = locked.aggregate(pipeline)
+    def rows(found):
+        return sorted(json.dumps(row, sort_keys=True) for row in found)
+    assert rows(answer) == rows(plain.aggregate(pipeline))
+    assert {"_id": {"g0": ["prod", "dev"]}, "count": 2} in answer
+
+
+def test_counts_by_fields_leave_objects_and_other_pipelines_to_mongomock():
+    plain = mongomock_ng.MongoClient().db.things
+    locked = LockedCollection(plain)
+    for doc in COUNT_DOCS[:6]:
+        locked.insert_one(dict(doc))
+    locked.insert_one({"_id": "arr", "environment": [{"a": 1}], "labels": {"team": "a"}})
     for pipeline in (
             [{"$match": {}}, {"$group": {"_id": {"g0": "$environment"}, "count": {"$sum": 1}}}],
             [{"$match": {}}, {"$group": {"_id": {"g0": "$labels"}, "count": {"$sum": 1}}}],
@@ -361,7 +380,10 @@ TREE_QUERIES = [
     {"$and": [{"$or": [{"v": {"$lt": "0001.0030.000000"}}, {"x": {"$exists": True}}]},
               {"$nor": [{"d": "gke"}]}]},
     {"$or": [{"e": {"$gte": "p", "$lt": "q"}}, {"v": {"$gt": "0001.0035.000000"}}]},
-    {"$or": [{"d": {"$eq": "eks"}}, {"labels.team": "a"}]},  # a dotted path: mongomock
+    {"$or": [{"d": {"$eq": "eks"}}, {"labels.team": "a"}]},  # a dotted path through objects
+    {"d.nested": "eks"}, {"d.nested": {"$exists": True}}, {"d.nested": {"$exists": False}},
+    {"d.nested": None}, {"e.x": "prod"}, {"e.0": "prod"}, {"v.x": {"$lt": 9}},
+    {"$nor": [{"d.nested": {"$gte": "e"}}]}, {"d.nested.deeper": {"$exists": False}},
     {"$or": [{"e": {"$ne": "prod"}}]},  # $ne: mongomock
     {"$nor": [{"v": {"$gte": "0001.0019.000000", "$lt": "0001.0037.000000"}}]},
 ]

@@ -314,6 +314,39 @@ def test_an_unfiltered_summary_reads_each_cluster_once(store, estate):
     assert total == SIZE and _docs_examined(explained) == SIZE
 
 
+# -- readiness: stored, so that an index serves its status ----------------------
+
+@pytest.fixture
+def observed(store, estate):
+    """A third of the clusters observed on another minor: readiness `error`."""
+    _, clusters = estate
+    for cluster in clusters[::3]:
+        store.scans.create_under(cluster["name"], {"scanned_on": 1_700_000_000,
+                                                   "server": {"git_version": "v1.28.3"}}, None)
+    return len(clusters[::3])
+
+
+def test_a_readiness_status_filter_walks_its_index(store, estate, observed):
+    tree = filtering.parse('readiness.status="error"')
+    assert_index_bounded(plan_of(store.clusters, lambda: store.clusters.list(
+        PageRequest(LIMIT, tree, "c0100"))))
+
+
+@pytest.mark.parametrize("scoped", [False, True])
+def test_a_summary_and_the_blockers_by_readiness_status_read_only_its_range(
+        store, estate, observed, scoped):
+    orgs, _ = estate
+    scope = orgs[0] if scoped else None
+    tree = filtering.parse('readiness.status="error"')
+    for run in (lambda: store.clusters.summary(tree, ("readiness.status",), scope=scope),
+                lambda: store.clusters.blockers(tree, scope=scope)):
+        explained, (_, total) = explain_summary(store, run)
+        plan = json.dumps(explained)
+        assert "IXSCAN" in plan and "COLLSCAN" not in plan, plan
+        assert _docs_examined(explained) == total > 0  # only the erring clusters
+    assert store.clusters.summary(tree, ("readiness.status",))[1] == observed
+
+
 @pytest.mark.parametrize("kind", ["platforms", "clusters", "tokens"])
 def test_a_recount_reads_an_organizations_children_through_an_index(store, estate, kind):
     """The release step's recount (inventory.store.quotas) counts by organization."""
