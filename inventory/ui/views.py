@@ -110,42 +110,47 @@ def sign_out():
 @page("")
 def overview():
     store, scope = get_store(), current_scope()
-    (groups, total), counted_at = _counts(store, scope)
+    counted, counted_at = _counts(store, scope)
+    groups, total = counted["support"]
     environments = sorted({key["environment"] for key, _ in groups})
     counts = {(key["environment"], key["support.status"]): count for key, count in groups}
-    readiness = None
-    if "readiness.status" in CLUSTERS.group_fields:  # once scans carry observations
-        readiness, _ = store.clusters.summary(
-            None, grouping.parse("readiness.status", CLUSTERS.group_fields), scope)
     ending = _page(store.clusters.list, "kubeclusters", CLUSTERS, **ENDING_SOONEST)
     ending.sort(key=lambda record: (record["support"]["all_ends_on"] or "9999", record["name"]))
     unscanned = _page(store.clusters.list, "kubeclusters", CLUSTERS, order_by="last_scanned_on")
     changes = _page(store.events.page, "events", EVENTS, order_by="occurred_on desc")
     return render("overview.html", total=total, counted_at=counted_at,
                   environments=environments, counts=counts,
-                  statuses=STATUSES, readiness=readiness, ending=ending[:SUMMARY_ROWS],
+                  statuses=STATUSES, readiness=counted["readiness"],
+                  blockers=counted["blockers"], ending=ending[:SUMMARY_ROWS],
                   unscanned=unscanned, changes=changes, ending_query=ENDING_SOONEST,
                   newest=changes[0]["id"] if changes else "",
                   event_types=" ".join(resources.event_types()), quoted=_quoted)
 
 
 class Counts:
-    """The overview's counts by environment and support status, per scope,
-    kept COUNTS_SECONDS in this process: counting every cluster is one pass
-    over them (at 100,000 clusters on the embedded store, a few hundred
-    ms), the same summary the API answers, and a glance at the fleet need
-    not repeat it for each reload. The page says when it was counted."""
+    """The overview's counts, per scope: by environment and support status,
+    by readiness status, and the upgrade blockers; kept COUNTS_SECONDS in
+    this process: each is one pass over every cluster (at 100,000 clusters
+    on the embedded store, a few hundred ms), the same summaries the API
+    answers, and a glance at the fleet need not repeat them for each
+    reload. The page says when they were counted."""
 
     def __init__(self):
-        self._kept = {}  # scope -> (monotonic time, (groups, total), counted at)
+        self._kept = {}  # scope -> (monotonic time, counts, counted at)
         self._lock = threading.Lock()
 
     def get(self, store, scope):
+        """({"support": (groups, total), "readiness": groups, "blockers":
+        [((check, status, key), clusters)]}, counted at)."""
         kept = self._kept.get(scope)
         if kept is not None and time.monotonic() - kept[0] < COUNTS_SECONDS:
             return kept[1], kept[2]
-        found = store.clusters.summary(
-            None, grouping.parse("environment,support.status", CLUSTERS.group_fields), scope)
+        readiness, _ = store.clusters.summary(
+            None, grouping.parse("readiness.status", CLUSTERS.group_fields), scope)
+        blockers, _ = store.clusters.blockers(None, scope)
+        found = {"support": store.clusters.summary(
+            None, grouping.parse("environment,support.status", CLUSTERS.group_fields), scope),
+            "readiness": readiness, "blockers": blockers[:SUMMARY_ROWS]}
         counted_at = now_rfc3339()
         with self._lock:
             if len(self._kept) >= 4096:  # bounded: one entry an organization

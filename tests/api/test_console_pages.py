@@ -337,3 +337,20 @@ def test_a_clusters_readiness_shows_where_its_place_is(console, store, inventory
     assert "To 1.32" in text and "deprecated-apis" in text and "&lt;b&gt;2&lt;/b&gt;" in text
     listed = console.get("/ui/clusters").get_data(as_text=True)
     assert ">error<" in listed
+
+
+def test_the_overview_lists_the_most_common_upgrade_blockers(console, client, inventory):
+    """The overview's blockers are the API's `:blockers`, most clusters first."""
+    from tests.api.test_observations import SCAN, post_scan
+
+    platform = inventory.platform()["name"]
+    for name in ("b1", "b2"):  # 1.31 -> target 1.32: flowschemas v1beta3 removed in it
+        inventory.cluster(platform, name=name, version="1.30.4")
+        post_scan(client, name, 1763800000, **SCAN)
+    api = client.get("/kubeclusters:blockers").get_json()["blockers"]
+    assert api, "the scan's deprecated API blocks the upgrade"
+    text = unescape(console.get("/ui/").get_data(as_text=True))
+    section = text.split('id="blockers-heading"')[1].split("</table>")[0]
+    rows = re.findall(r'<th scope="row">([^<]+)</th><td><span class="status (\w+)">', section)
+    assert rows == [(b["check"], b["status"]) for b in api][:len(rows)] and rows
+    assert f"<td>{api[0]['clusters']}</td>" in section
