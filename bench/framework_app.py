@@ -23,13 +23,18 @@ from flask_smorest import Api, Blueprint
 
 from inventory.config import Config
 from inventory.http.json_provider import OrjsonProvider
+from inventory.resources.clusters.spec import SPEC as CLUSTERS
 from schemas.clusters import (
-    KubeClusterListArgsSchema,
+    FILTER_EXAMPLES,
     KubeClusterListSchema,
     KubeClusterSchema,
 )
+from schemas.common import list_args
 from schemas.platforms import KubePlatformSchema
 from schemas.scans import KubeClusterScanCreateSchema, KubeClusterScanSchema
+
+# as the service's views make them
+KubeClusterListArgsSchema = list_args("KubeClusterList", FILTER_EXAMPLES, CLUSTERS.orderings)
 
 
 def page_key(limit, continue_, filter_, order_by):

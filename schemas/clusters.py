@@ -11,13 +11,11 @@ from inventory.core.filtering import MAX_LENGTH as MAX_FILTER
 from inventory.core.labels import MAX_LABELS
 from inventory.core.lifecycle import DISTRIBUTIONS, STATUSES
 from inventory.core.versions import MAX_VERSION_LENGTH, VERSION_RE
-from inventory.resources.clusters.spec import SPEC
 from schemas.common import (
     FILTER_DESCRIPTION,
     BodySchema,
     audit_fields,
     envelope,
-    list_args,
     request_schema,
     schema_url_field,
 )
@@ -204,57 +202,63 @@ KubeClusterPatchSchema = request_schema(
                        f"At most {MAX_LABELS} remain."})},
     example={"version": "1.32.0", "labels": {"team": None, "owner": "ops"}})
 KubeClusterListSchema = envelope("KubeClusterList", KubeClusterSchema)
-KubeClusterListArgsSchema = list_args("KubeClusterList", [
+# its list's `filter` examples (the views make its list arguments with its spec's orderings)
+FILTER_EXAMPLES = [
     'environment="production" AND version<"1.30"', "labels:team", 'labels.team="core"',
     'version="1.31*"', "last_scanned_on<1763800000",
     'support.status="ending" AND environment="production"',
-    'NOT support.status="supported"'], SPEC.orderings)
-
-_GROUP_FIELDS = ", ".join(f"`{name}`" for name in SPEC.group_fields)
+    'NOT support.status="supported"']
 
 
-class KubeClusterSummaryArgsSchema(Schema):
-    group_by = fields.String(
-        required=True, validate=validate.Length(min=1, max=grouping.MAX_GROUP_BY),
-        metadata={"description": (
-            f"One to {grouping.MAX_FIELDS} fields separated by commas, among {_GROUP_FIELDS} "
-            "and `labels.<key>`. `version` counts by minor version (`1.31`), "
-            "`support.status` by today's status."),
-            "examples": ["environment", "version, support.status", "organization",
-                         "labels.team, environment"]})
-    filter = fields.String(
-        validate=validate.Length(max=MAX_FILTER),
-        metadata={"description": FILTER_DESCRIPTION.split("A filtered page")[0].strip()
-                  + " Every matching cluster is counted.",
-                  "examples": ['environment="production"', 'support.status!="supported"']})
+def summary_schemas(group_fields):
+    """(arguments, answer) of `/kubeclusters:summary`, whose `group_by`
+    takes `group_fields` (the clusters' spec's, handed by their views)."""
+    listed = ", ".join(f"`{name}`" for name in group_fields)
+
+    class KubeClusterSummaryArgsSchema(Schema):
+        group_by = fields.String(
+            required=True, validate=validate.Length(min=1, max=grouping.MAX_GROUP_BY),
+            metadata={"description": (
+                f"One to {grouping.MAX_FIELDS} fields separated by commas, among {listed} "
+                "and `labels.<key>`. `version` counts by minor version (`1.31`), "
+                "`support.status` by today's status."),
+                "examples": ["environment", "version, support.status", "organization",
+                             "labels.team, environment"]})
+        filter = fields.String(
+            validate=validate.Length(max=MAX_FILTER),
+            metadata={"description": FILTER_DESCRIPTION.split("A filtered page")[0].strip()
+                      + " Every matching cluster is counted.",
+                      "examples": ['environment="production"', 'support.status!="supported"']})
 
 
-class SummaryGroupSchema(Schema):
-    key = fields.Dict(
-        keys=fields.String(), values=fields.String(allow_none=True), required=True,
-        metadata={"description": "The group's value of each `group_by` field, named as in "
-                  "`group_by`; null where a cluster has no such label.",
-                  "properties": {
-                      **{name: {"type": "string"} for name in SPEC.group_fields
-                         if name != "support.status"},
-                      "support.status": {"type": "string", **_STATUS}},
-                  "examples": [{"version": "1.29", "environment": "production"}]})
-    count = WholeNumber(required=True, metadata={"minimum": 1, "maximum": MAX_SAFE_INTEGER})
+    class SummaryGroupSchema(Schema):
+        key = fields.Dict(
+            keys=fields.String(), values=fields.String(allow_none=True), required=True,
+            metadata={"description": "The group's value of each `group_by` field, named as in "
+                      "`group_by`; null where a cluster has no such label.",
+                      "properties": {
+                          **{name: {"type": "string"} for name in group_fields
+                             if name != "support.status"},
+                          "support.status": {"type": "string", **_STATUS}},
+                      "examples": [{"version": "1.29", "environment": "production"}]})
+        count = WholeNumber(required=True, metadata={"minimum": 1, "maximum": MAX_SAFE_INTEGER})
 
 
-class KubeClusterSummarySchema(BodySchema):
-    """Counts of the clusters matching a filter, by the `group_by` fields."""
+    class KubeClusterSummarySchema(BodySchema):
+        """Counts of the clusters matching a filter, by the `group_by` fields."""
 
-    SCHEMA_NAME = "KubeClusterSummary"
-    schema_url = schema_url_field(required=True)
-    groups = fields.List(fields.Nested(SummaryGroupSchema), required=True, metadata={
-        "maxItems": grouping.MAX_GROUPS,
-        "description": "In descending count, then key order (versions as versions, "
-        f"statuses in lifecycle order, a missing label first); at most {grouping.MAX_GROUPS:,}, the largest: "
-        "when the counts add up to less than `total`, smaller groups were left out.",
-        "examples": [[{"key": {"environment": "production", "version": "1.31",
-                               "support.status": "extended"}, "count": 12},
-                      {"key": {"environment": "staging", "version": "1.29",
-                               "support.status": "unsupported"}, "count": 3}]]})
-    total = WholeNumber(required=True, metadata={"maximum": MAX_SAFE_INTEGER,
-        "description": "How many clusters matched: the sum of the counts.", "minimum": 0})
+        SCHEMA_NAME = "KubeClusterSummary"
+        schema_url = schema_url_field(required=True)
+        groups = fields.List(fields.Nested(SummaryGroupSchema), required=True, metadata={
+            "maxItems": grouping.MAX_GROUPS,
+            "description": "In descending count, then key order (versions as versions, "
+            "statuses in lifecycle order, a missing label first); at most "
+            f"{grouping.MAX_GROUPS:,}, the largest: "
+            "when the counts add up to less than `total`, smaller groups were left out.",
+            "examples": [[{"key": {"environment": "production", "version": "1.31",
+                                   "support.status": "extended"}, "count": 12},
+                          {"key": {"environment": "staging", "version": "1.29",
+                                   "support.status": "unsupported"}, "count": 3}]]})
+        total = WholeNumber(required=True, metadata={"maximum": MAX_SAFE_INTEGER,
+            "description": "How many clusters matched: the sum of the counts.", "minimum": 0})
+    return KubeClusterSummaryArgsSchema, KubeClusterSummarySchema

@@ -1,10 +1,7 @@
 """The change feed's events, and how to ask for them."""
 from marshmallow import Schema, fields, validate
 
-from inventory.resources import event_types
-from inventory.resources.events.spec import ID_LENGTH as EVENT_ID_LENGTH
-from inventory.resources.events.spec import ID_RE as EVENT_ID_RE
-from inventory.resources.events.spec import SPEC as EVENTS
+from inventory.core.ids import EVENT_ID_LENGTH, EVENT_ID_RE
 from schemas.common import (
     FILTER_DESCRIPTION,
     BodySchema,
@@ -18,7 +15,9 @@ from schemas.common import (
 from schemas.fields import WholeNumber
 
 MAX_WAIT = 60
-EVENT_TYPES = event_types()
+# The feed's event types (the document's enum of `type`), handed by the
+# events' views from the resources' specs: no schema imports a resource.
+EVENT_TYPES = []
 
 
 class ChangeSchema(Schema):
@@ -57,25 +56,29 @@ class EventSchema(BodySchema):
 EventListSchema = envelope("EventList", EventSchema)
 
 
-class EventListArgsSchema(Schema):
-    limit = limit_field()
-    continue_ = continue_field()
-    format_ = format_field()
-    filter = filter_field(
-        ['type="kubecluster.*"', 'subject="/kubeclusters/payments"',
-         'actor="scanner-eu" AND occurred_on>="2026-11-01T00:00:00Z"'],
-        FILTER_DESCRIPTION.replace("Fields are the listed resource's fields",
-                                   "Fields are `type`, `occurred_on`, `actor`, "
-                                   "`organization` and `subject`"))
-    after = fields.String(
-        validate=validate.Regexp(EVENT_ID_RE, error="Must be an event id (evt_ followed by "
-                                                    "16 hex digits)."),
-        metadata={"description": "Only the events after this one: the last id a reader saw. "
-                                 "410 if the feed no longer keeps it.",
-                  "pattern": EVENT_ID_RE.pattern, "maxLength": EVENT_ID_LENGTH})
-    order_by = order_by_field(EVENTS.orderings)
-    wait = WholeNumber(
-        text=True, validate=validate.Range(min=1, max=MAX_WAIT),
-        metadata={"description": f"Seconds (1 to {MAX_WAIT}) to wait for a newer event "
-                                 "when there is none yet; the answer comes as soon as one "
-                                 "is committed, or empty at the end of the wait."})
+def event_list_args(orderings):
+    """The query arguments of the feed, ordered by `orderings` (the events' spec's)."""
+
+    class EventListArgsSchema(Schema):
+        limit = limit_field()
+        continue_ = continue_field()
+        format_ = format_field()
+        filter = filter_field(
+            ['type="kubecluster.*"', 'subject="/kubeclusters/payments"',
+             'actor="scanner-eu" AND occurred_on>="2026-11-01T00:00:00Z"'],
+            FILTER_DESCRIPTION.replace("Fields are the listed resource's fields",
+                                       "Fields are `type`, `occurred_on`, `actor`, "
+                                       "`organization` and `subject`"))
+        after = fields.String(
+            validate=validate.Regexp(EVENT_ID_RE, error="Must be an event id (evt_ followed by "
+                                                        "16 hex digits)."),
+            metadata={"description": "Only the events after this one: the last id a reader "
+                                     "saw. 410 if the feed no longer keeps it.",
+                      "pattern": EVENT_ID_RE.pattern, "maxLength": EVENT_ID_LENGTH})
+        order_by = order_by_field(orderings)
+        wait = WholeNumber(
+            text=True, validate=validate.Range(min=1, max=MAX_WAIT),
+            metadata={"description": f"Seconds (1 to {MAX_WAIT}) to wait for a newer event "
+                                     "when there is none yet; the answer comes as soon as one "
+                                     "is committed, or empty at the end of the wait."})
+    return EventListArgsSchema

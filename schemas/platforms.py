@@ -1,9 +1,8 @@
 """A platform: a cloud and control plane provider pairing of an organization."""
 from marshmallow import Schema, fields, validate
 
-from inventory.resources.organizations.spec import ID as ORG_ID
-from inventory.resources.platforms.spec import SPEC
-from schemas.common import BodySchema, audit_fields, envelope, list_args, request_schema
+from inventory.core.ids import ORGANIZATION_ID as ORG_ID
+from schemas.common import BodySchema, audit_fields, envelope, request_schema
 from schemas.fields import Slug, Text
 
 
@@ -51,6 +50,7 @@ KubePlatformPatchSchema = request_schema(KubePlatformSchema, "KubePlatformPatch"
                                          immutable=("name", "organization", "control_plane"),
                                          example={"title": "EKS production (eu-west-1)"})
 KubePlatformListSchema = envelope("KubePlatformList", KubePlatformSchema)
-KubePlatformListArgsSchema = list_args("KubePlatformList", [
+# its list's `filter` examples (the views make its list arguments with its spec's orderings)
+FILTER_EXAMPLES = [
     'control_plane.provider="eks" AND infrastructure.cloud.provider="aws"',
-    'organization="org_0192f4a0-0000-7000-8000-000000000000"', 'name="acme-*"'], SPEC.orderings)
+    'organization="org_0192f4a0-0000-7000-8000-000000000000"', 'name="acme-*"']

@@ -1,13 +1,11 @@
 """API tokens: records, and the secret shown once."""
 from marshmallow import fields, validate
 
+from inventory.core.ids import ORGANIZATION_ID as ORG_ID
 from inventory.core.roles import ROLES
-from inventory.resources.organizations.spec import ID as ORG_ID
-from inventory.resources.tokens.spec import SPEC
 from schemas.common import (
     BodySchema,
     envelope,
-    list_args,
     request_schema,
     schema_url_field,
 )
@@ -49,6 +47,5 @@ TokenCreateSchema = request_schema(TokenSchema, "TokenCreate", required=("name",
                                    defaults={"organization": None},
                                    example={"name": "scanner-eu", "role": "writer"})
 TokenListSchema = envelope("TokenList", TokenSchema)
-TokenListArgsSchema = list_args(
-    "TokenList", ['role="admin"', 'organization="org_0192f4a0-0000-7000-8000-000000000000"'],
-    SPEC.orderings)
+# its list's `filter` examples (the views make its list arguments with its spec's orderings)
+FILTER_EXAMPLES = ['role="admin"', 'organization="org_0192f4a0-0000-7000-8000-000000000000"']

@@ -4,15 +4,13 @@ from marshmallow import Schema, fields, validate
 
 from inventory.core.caps import MAX_WEBHOOK_URL
 from inventory.core.filtering import MAX_LENGTH as MAX_FILTER
-from inventory.resources.organizations.spec import ID as ORG_ID
-from inventory.resources.webhooks.spec import SPEC
+from inventory.core.ids import ORGANIZATION_ID as ORG_ID
 from schemas.common import (
     BodySchema,
     continue_field,
     envelope,
     format_field,
     limit_field,
-    list_args,
     request_schema,
     schema_url_field,
 )
@@ -81,8 +79,8 @@ WebhookPatchSchema = request_schema(
     WebhookSchema, "WebhookPatch", change=True, immutable=("organization",),
     example={"active": True})
 WebhookListSchema = envelope("WebhookList", WebhookSchema)
-WebhookListArgsSchema = list_args("WebhookList", ['url="https://hooks.example.com/inventory"'],
-                                  SPEC.orderings)
+# its list's `filter` examples (the views make its list arguments with its spec's orderings)
+FILTER_EXAMPLES = ['url="https://hooks.example.com/inventory"']
 
 
 class WebhookDeliverySchema(BodySchema):

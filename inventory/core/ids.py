@@ -4,12 +4,47 @@ import re
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 MAX_SLUG = 63  # an RFC 1123 DNS label
 SLUG_RE = re.compile(rf"^[a-z0-9]([a-z0-9-]{{0,{MAX_SLUG - 2}}}[a-z0-9])?$")
 # the longest slug (a document's maxLength)
 SLUG_LENGTH = MAX_SLUG
+
+
+UUID_PATTERN = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+@dataclass(frozen=True)
+class IdForm:
+    """A server-made id: `<prefix>_` and a UUID."""
+
+    prefix: str
+
+    @property
+    def pattern(self):
+        return re.compile(rf"^{self.prefix}_{UUID_PATTERN}$")
+
+    @property
+    def max_length(self):
+        return len(self.prefix) + 1 + 36
+
+    @property
+    def described(self):
+        return f"{self.prefix}_ followed by a UUID"
+
+    @property
+    def example(self):
+        return f"{self.prefix}_00000000-0000-7000-8000-000000000000"
+
+
+# The ids one resource's records hold of another's (a platform's, token's
+# or webhook's `organization`; a webhook's last event), here so that the
+# schemas of all of them read one form, below the resources.
+ORGANIZATION_ID = IdForm("org")
+EVENT_ID_RE = re.compile(r"^evt_[0-9a-f]{16}$")
+EVENT_ID_LENGTH = 4 + 16
 
 
 _clock = {"ms": 0, "seq": 0}

@@ -2,41 +2,16 @@
 `spec.py`): every registry of the service (blueprints' path keys, indexes,
 event types, orderings, filter and group fields, quota kinds, cascades) is
 derived from these declarations (inventory/resources/__init__.py)."""
-import re
 from dataclasses import dataclass, field
 
+from inventory.core.ids import IdForm  # noqa: F401 (declared with the specs)
 from inventory.core.ordering import Orderings
-
-UUID_PATTERN = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 # The audit fields every resource record carries, filterable as these types.
 AUDIT_FIELDS = {"created_by": "string", "created_on": "timestamp",
                 "last_modified_by": "string", "last_modified_on": "timestamp"}
 
 EVENT_ACTIONS = ("created", "updated", "deleted")
-
-
-@dataclass(frozen=True)
-class IdForm:
-    """A server-made id: `<prefix>_` and a UUID."""
-
-    prefix: str
-
-    @property
-    def pattern(self):
-        return re.compile(rf"^{self.prefix}_{UUID_PATTERN}$")
-
-    @property
-    def max_length(self):
-        return len(self.prefix) + 1 + 36
-
-    @property
-    def described(self):
-        return f"{self.prefix}_ followed by a UUID"
-
-    @property
-    def example(self):
-        return f"{self.prefix}_00000000-0000-7000-8000-000000000000"
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from inventory.http.csv_export import RecordColumns
 from inventory.http.lists import list_page
 from inventory.http.operations import operation
 from inventory.store import get_store
-from schemas.common import DeleteArgsSchema
+from schemas.common import DeleteArgsSchema, list_args
 
 
 def _lend(stub, method):
@@ -48,9 +48,10 @@ class ResourceViews:
     after `name` ("KubePlatform": `listKubePlatforms`, `createKubePlatform`,
     `getKubePlatform`, `updateKubePlatform`, `deleteKubePlatform`), with
     the schemas of the module `schemas` named after it too (`{name}Schema`,
-    `{name}CreateSchema`, `{name}PatchSchema`, `{name}ListSchema`,
-    `{name}ListArgsSchema`, and `New{name}Schema` for a create's answer that
-    holds a secret).
+    `{name}CreateSchema`, `{name}PatchSchema`, `{name}ListSchema`, and
+    `New{name}Schema` for a create's answer that holds a secret); a list's
+    arguments are made here from the module's `FILTER_EXAMPLES` and the
+    spec's orderings.
 
     What each operation declares has defaults that any keyword overrides:
     the role (`reader` for reads, `writer` for writes); with `etags`, ETags
@@ -68,7 +69,9 @@ class ResourceViews:
         self.schema = getattr(schemas, f"{name}Schema")
         self.create_schema = getattr(schemas, f"{name}CreateSchema", None)
         self.patch_schema = getattr(schemas, f"{name}PatchSchema", None)
-        self.list_args = getattr(schemas, f"{name}ListArgsSchema", None)
+        # made here: the schemas are handed the spec's orderings, never import it
+        self.list_args = list_args(f"{name}List", schemas.FILTER_EXAMPLES, spec.orderings) \
+            if hasattr(schemas, "FILTER_EXAMPLES") else None
         self.envelope = getattr(schemas, f"{name}ListSchema", None)
         self.new_schema = getattr(schemas, f"New{name}Schema", None)
         self.parent = parent if spec.nested else None

@@ -16,7 +16,7 @@ from inventory.core.spec import PathKey, ResourceSpec
 from inventory.http.blueprint import Blueprint
 from inventory.http.generic import ResourceViews
 from inventory.store.base import ResourceStore
-from schemas.common import PaginationSchema, list_args
+from schemas.common import PaginationSchema
 from tests.conftest import ADMIN_TOKEN, ClosingClient, client_with, make_config
 
 # The resources a child is declared under here (those a test can make through the API)
@@ -66,8 +66,7 @@ def _declared(parent_name):
         f"{stem}GizmoListSchema": type(f"{stem}GizmoListSchema", (Schema,), {
             "results": fields.List(fields.Nested(record)),
             "pagination": fields.Nested(PaginationSchema)}),
-        f"{stem}GizmoListArgsSchema": list_args(f"{stem}GizmoList", ['name = "w1"'],
-                                                 spec.orderings)})
+        "FILTER_EXAMPLES": ['name = "w1"']})
     blp = Blueprint(f"gizmos_of_{parent.name}", __name__, path_keys=(parent.path_key, WIDGET),
                     url_prefix=f"/{parent.path}")
     views = ResourceViews(blp, spec, namespace, f"{stem}Gizmo", parent=parent)

@@ -9,7 +9,7 @@ from inventory.http.generic import ResourceViews
 from inventory.http.operations import operation
 from inventory.resources.clusters.spec import SPEC
 from inventory.store import get_store
-from schemas.clusters import KubeClusterSummaryArgsSchema, KubeClusterSummarySchema
+from schemas.clusters import summary_schemas
 
 # Full paths, no url_prefix: Flask would join a prefix and `:summary` with a "/".
 blp = Blueprint("kubeclusters", __name__, path_keys=(SPEC.path_key,),
@@ -17,6 +17,9 @@ blp = Blueprint("kubeclusters", __name__, path_keys=(SPEC.path_key,),
 views = ResourceViews(blp, SPEC, schemas.clusters, "KubeCluster")
 
 _BY_NAME = {"cluster": "$response.body#/name"}
+
+# handed the spec's group fields: schemas import no resource
+KubeClusterSummaryArgsSchema, KubeClusterSummarySchema = summary_schemas(SPEC.group_fields)
 
 
 @blp.route("/kubeclusters")

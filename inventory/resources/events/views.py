@@ -24,14 +24,17 @@ from inventory.http.csv_export import JSON, RecordColumns, csv_response, wants_c
 from inventory.http.errors import RequestError
 from inventory.http.lists import page_request
 from inventory.http.operations import operation
+from inventory.resources import event_types
 from inventory.resources.events.spec import SPEC
 from inventory.store import get_store
-from schemas.events import EventListArgsSchema, EventListSchema, EventSchema
+from schemas.events import EVENT_TYPES, EventListSchema, EventSchema, event_list_args
 
 EVENT_STREAM = "text/event-stream"
 STREAM_PAGE = 100  # events read at once while streaming
 GAP_PAUSE = 0.05  # seconds between looks at a slot that is about to be filled
 
+EVENT_TYPES[:] = event_types()  # handed to the schemas: the document's enum of `type`
+EventListArgsSchema = event_list_args(SPEC.orderings)
 _COLUMNS = RecordColumns(EventSchema(nested=True))
 
 blp = Blueprint("events", __name__, path_keys=(SPEC.path_key,), url_prefix="/events",

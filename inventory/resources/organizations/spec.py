@@ -1,8 +1,9 @@
 """Organizations: one customer each, by `org_` id."""
+from inventory.core.ids import ORGANIZATION_ID
 from inventory.core.ordering import Orderings
-from inventory.core.spec import AUDIT_FIELDS, IdForm, PathKey, ResourceSpec
+from inventory.core.spec import AUDIT_FIELDS, PathKey, ResourceSpec
 
-ID = IdForm("org")
+ID = ORGANIZATION_ID
 
 SPEC = ResourceSpec(
     name="organizations", kind="organization", path="organizations", id_form=ID,
