@@ -104,9 +104,9 @@ class ClusterStore(ResourceStore):
             done = self.rewrite_support_dates({}, day)
         elif kept["day"] != wanted["day"]:
             before = date.fromisoformat(kept["day"]) - timedelta(days=1)
-            done = self.rewrite_support_dates(clusters_where(
-                lambda cycle: cycle is not None and cycle.ends_on(before) != cycle.ends_on(day)),
-                day)
+            moved = clusters_where(
+                lambda cycle: cycle is not None and cycle.ends_on(before) != cycle.ends_on(day))
+            done = 0 if moved is None else self.rewrite_support_dates(moved, day)
         else:
             done = 0
         self.settings.update_one({"_id": SUPPORT_DATES}, {"$set": wanted}, upsert=True)

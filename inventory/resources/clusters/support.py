@@ -57,9 +57,11 @@ def _in_version_ranges(ranges_of):
 
 def clusters_where(keep):
     """The query of the clusters whose minor's Cycle in their distribution
-    `keep` keeps (it is given None for versions not in the data)."""
-    return _in_version_ranges(
+    `keep` keeps (it is given None for versions not in the data); None
+    when it keeps none."""
+    query = _in_version_ranges(
         lambda distribution: LIFECYCLES.version_ranges_where(distribution, keep))
+    return None if query is _NOTHING else query
 
 
 def support_status_query(node):
