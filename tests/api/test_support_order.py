@@ -130,7 +130,10 @@ def test_the_order_follows_the_day(client, inventory, store, monkeypatch):
     assert kept["day"] == cycle.extended_ends.isoformat()
 
 
-def test_a_refresh_on_a_later_day_rewrites_only_what_changed(inventory, store):
+@pytest.mark.parametrize("slice_size", [2, 500])
+def test_a_refresh_on_a_later_day_rewrites_only_what_changed(inventory, store, monkeypatch,
+                                                             slice_size):
+    monkeypatch.setattr(cluster_store, "REWRITE_SLICE", slice_size)  # read in slices of keys
     eks = inventory.platform(control_plane={"provider": "eks"})["name"]
     for i in range(3):
         inventory.cluster(eks, name=f"old-{i}", version="1.31.2")
@@ -143,7 +146,9 @@ def test_a_refresh_on_a_later_day_rewrites_only_what_changed(inventory, store):
     assert store.clusters.refresh_support_dates(cycle.extended_ends) == 3
 
 
-def test_other_lifecycle_data_rewrites_every_clusters_dates(client, inventory, store):
+def test_other_lifecycle_data_rewrites_every_clusters_dates(client, inventory, store,
+                                                           monkeypatch):
+    monkeypatch.setattr(cluster_store, "REWRITE_SLICE", 2)
     platform = inventory.platform()["name"]
     for name, version in (("a", "1.30.1"), ("b", "1.31.1"), ("c", "1.32.1")):
         inventory.cluster(platform, name=name, version=version)

@@ -33,6 +33,7 @@ from inventory.store.pages import all_of
 # The settings document saying which day and lifecycle data the clusters'
 # stored support dates are for.
 SUPPORT_DATES = "support-dates"
+REWRITE_SLICE = 500  # clusters read at once by a rewrite of their support dates
 
 
 class ClusterStore(ResourceStore):
@@ -124,17 +125,25 @@ class ClusterStore(ResourceStore):
                   if not SUPPORT_DATE_FIELDS.keys().isdisjoint(n for n, _ in ordering.fields)]
         projection = dict.fromkeys(["version", DISTRIBUTION_FIELD, *SUPPORT_DATE_FIELDS.values(),
                                     *parts, *fields], 1)
-        turns, done = Turns(), 0
-        for doc in self.collection.find(query, projection):
-            dated = LIFECYCLES.support_dates(doc.get(DISTRIBUTION_FIELD, "upstream"),
-                                             doc["version"], day)
-            written = {**dated, **super().order_fields({**doc, **dated}, SUPPORT_DATE_FIELDS)}
-            if any(doc.get(field, None) != value for field, value in written.items()) or \
-                    any(field not in doc for field in written):
-                done += self.collection.update_one({"_id": doc["_id"], "version": doc["version"]},
-                                                   {"$set": written}).modified_count
-            turns.check()
-        return done
+        turns, done, after = Turns(), 0, None
+        while True:  # in slices of keys: no read holds the store for the whole pass
+            docs = self.collection.find(
+                all_of(query, None if after is None else {"_id": {"$gt": after}}), projection,
+                sort=[("_id", 1)], limit=REWRITE_SLICE)
+            for doc in docs:
+                dated = LIFECYCLES.support_dates(doc.get(DISTRIBUTION_FIELD, "upstream"),
+                                                 doc["version"], day)
+                written = {**dated, **super().order_fields({**doc, **dated},
+                                                           SUPPORT_DATE_FIELDS)}
+                if any(field not in doc or doc[field] != value
+                       for field, value in written.items()):
+                    done += self.collection.update_one(
+                        {"_id": doc["_id"], "version": doc["version"]},
+                        {"$set": written}).modified_count
+                turns.check()
+            if len(docs) < REWRITE_SLICE:
+                return done
+            after = docs[-1]["_id"]
 
     def key_filter(self, key):
         # Addressable by slug or by `k8scl_` id; slugs cannot contain "_".
