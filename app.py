@@ -3,7 +3,7 @@ import logging
 import os
 import sys
 
-from inventory import cli, integrations, resources, store
+from inventory import cli, integrations, resources, store, ui
 from inventory.cli import demo
 from inventory.config import Config
 from inventory.http import (
@@ -41,6 +41,7 @@ def create_app(config=None):
     continuation.init_app(app, config, database)
     auth.init_app(app, config)
     register_request_hooks(app, config, database)
+    ui.init_app(app)  # the console's pages: declared before the API collects every route's
     api.init_app(app, [*resources.blueprints(), *integrations.BLUEPRINTS])
     webhooks.init_app(app, config)
     cli.init_app(app)

@@ -10,21 +10,24 @@ process can do for itself.
 import os
 import sys
 
+from inventory.config import Config
 from inventory.core import caps as limits
 
-bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
+settings = Config()  # the environment, read as the app reads it (inventory/config.py)
+
+bind = f"0.0.0.0:{settings.PORT}"
 worker_class = "inventory.server.worker.Worker"
 # Processes: 1 on the embedded store (enforced below); on MongoDB about one
 # per core (an event loop uses one core).
-workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
+workers = settings.WEB_CONCURRENCY
 # Connections one process holds at once, idle ones and watchers included
 # (fewer if the open-files limit leaves no room); past it, a 503.
-worker_connections = int(os.environ.get("GUNICORN_CONNECTIONS", "2000"))
+worker_connections = settings.GUNICORN_CONNECTIONS
 # Seconds a connection may wait for its next request's first byte.
-keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
+keepalive = settings.GUNICORN_KEEPALIVE
 # A worker misses its heartbeat only if its loop is held that long. Never
 # restart workers on a request count: the embedded store lives in the worker.
-timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+timeout = settings.GUNICORN_TIMEOUT
 max_requests = 0
 # Files are answered through the same deadline-bound writes as any body.
 sendfile = False
@@ -46,7 +49,7 @@ logconfig_dict = {
     "formatters": {"json": {"()": "inventory.http.observability.JsonFormatter"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json",
                             "stream": "ext://sys.stderr"}},
-    "root": {"level": os.environ.get("LOG_LEVEL", "INFO"), "handlers": ["stderr"]},
+    "root": {"level": settings.LOG_LEVEL, "handlers": ["stderr"]},
     "loggers": {"gunicorn.error": {"level": "INFO", "handlers": ["stderr"], "propagate": False}},
 }
 
@@ -54,7 +57,7 @@ logconfig_dict = {
 def on_starting(server):
     # prometheus_client's multiprocess mode (several workers answer /metrics
     # together): its folder must exist and hold nothing of an earlier run.
-    metrics = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    metrics = settings.PROMETHEUS_MULTIPROC_DIR
     if metrics:
         os.makedirs(metrics, exist_ok=True)
         for name in os.listdir(metrics):
@@ -63,7 +66,7 @@ def on_starting(server):
 
     # The embedded store lives inside one process: several workers would each
     # hold different data and answer at random from one or another.
-    if not os.environ.get("MONGODB_URI") and server.cfg.workers > 1:
+    if settings.embedded and server.cfg.workers > 1:
         sys.stderr.write(
             f"Refusing to start {server.cfg.workers} workers on the embedded in-memory "
             "store: each would hold its own data. Set MONGODB_URI, or run one worker "
@@ -84,6 +87,6 @@ def when_ready(server):
 
 def child_exit(server, worker):
     # A dead worker's live gauges leave /metrics (prometheus_client multiprocess).
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    if settings.PROMETHEUS_MULTIPROC_DIR:
         from prometheus_client import multiprocess
         multiprocess.mark_process_dead(worker.pid)

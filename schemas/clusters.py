@@ -205,6 +205,7 @@ KubeClusterListSchema = envelope("KubeClusterList", KubeClusterSchema)
 # its list's `filter` examples (the views make its list arguments with its spec's orderings)
 FILTER_EXAMPLES = [
     'environment="production" AND version<"1.30"', "labels:team", 'labels.team="core"',
+    'labels."app.kubernetes.io/name"="api"',
     'version="1.31*"', "last_scanned_on<1763800000",
     'support.status="ending" AND environment="production"',
     'NOT support.status="supported"']
@@ -220,10 +221,12 @@ def summary_schemas(group_fields):
             required=True, validate=validate.Length(min=1, max=grouping.MAX_GROUP_BY),
             metadata={"description": (
                 f"One to {grouping.MAX_FIELDS} fields separated by commas, among {listed} "
-                "and `labels.<key>`. `version` counts by minor version (`1.31`), "
-                "`support.status` by today's status."),
+                "and `labels.<key>` (quoted when the key holds a `.` or `/`: "
+                "`labels.\"app.kubernetes.io/name\"`; a group's key names the field so). "
+                "`version` counts by minor version (`1.31`), `support.status` by today's "
+                "status."),
                 "examples": ["environment", "version, support.status", "organization",
-                             "labels.team, environment"]})
+                             "labels.team, environment", 'labels."app.kubernetes.io/name"']})
         filter = fields.String(
             validate=validate.Length(max=MAX_FILTER),
             metadata={"description": FILTER_DESCRIPTION.split("A filtered page")[0].strip()

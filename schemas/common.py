@@ -172,10 +172,11 @@ comparisons `field op value` with op one of `= != < <= > >= :`, joined by
 Fields are the listed resource's fields, dotted for nesting. Values are
 "quoted strings", numbers, `true` or `false`; a string ending in `*` matches
 by prefix (`\\*` for a literal star). `labels:team` asks whether a label
-exists. Versions compare as versions (`version<"1.30"`), timestamps as RFC
-3339 instants, integers as integers. At most {MAX_FILTER_LENGTH:,} characters,
-{MAX_FILTER_TERMS} comparisons and NOTs in all and {MAX_FILTER_DEPTH} levels of \
-nesting. A filtered page examines at most
+exists; a label key with a `.` or `/` is quoted:
+`labels."app.kubernetes.io/name"="api"`. Versions compare as versions
+(`version<"1.30"`), timestamps as RFC 3339 instants, integers as integers.
+At most {MAX_FILTER_LENGTH:,} characters, {MAX_FILTER_TERMS} comparisons and NOTs in all
+and {MAX_FILTER_DEPTH} levels of nesting. A filtered page examines at most
 {MAX_EXAMINED:,} records, so it may be short: follow `continue` until it is empty."""
 
 

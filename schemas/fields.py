@@ -6,10 +6,11 @@ from marshmallow import ValidationError, fields, validate
 from inventory.core.ids import MAX_SLUG, SLUG_RE
 from inventory.core.labels import (
     LABEL_KEY_PATTERN,
-    LABEL_KEY_RE,
+    LABEL_KEY_RULE,
     MAX_LABEL_KEY,
     MAX_LABEL_VALUE,
     MAX_LABELS,
+    label_key_problem,
 )
 
 # C0/C1 control characters other than tab, newline and carriage return
@@ -94,26 +95,26 @@ class Slug(fields.String):
 
 
 class Labels(fields.Dict):
-    """A string-to-string map with bounded keys, values and size.
-
-    Keys are restricted so that `labels.<key>` is unambiguous in filters and
-    in MongoDB paths (no dots, no `$`).
-    """
+    """A string-to-string map with bounded keys, values and size; keys are
+    Kubernetes label keys (inventory.core.labels)."""
 
     def __init__(self, *, allow_null_values=False, **kwargs):
-        metadata = {"description": f"At most {MAX_LABELS} labels; keys of 1-{MAX_LABEL_KEY} letters, "
-                    "digits, '-' and '_' (letter or digit at both ends); values up to "
-                    f"{MAX_LABEL_VALUE} characters"
+        metadata = {"description": f"At most {MAX_LABELS} labels; each key is {LABEL_KEY_RULE}; "
+                    f"values are up to {MAX_LABEL_VALUE} characters"
                     + ("; a null value removes the label." if allow_null_values else "."),
                     "maxProperties": MAX_LABELS,
                     "propertyNames": {"pattern": LABEL_KEY_PATTERN, "maxLength": MAX_LABEL_KEY},
                     **kwargs.pop("metadata", {})}
         super().__init__(
-            keys=fields.String(validate=validate.Regexp(
-                LABEL_KEY_RE, error=f"Label keys are 1-{MAX_LABEL_KEY} letters, digits, '-' and '_', "
-                "starting and ending with a letter or digit.")),
+            keys=fields.String(validate=self._label_key),
             values=Text(MAX_LABEL_VALUE, allow_none=allow_null_values),
             validate=self._at_most, metadata=metadata, **kwargs)
+
+    @staticmethod
+    def _label_key(key):
+        problem = label_key_problem(key)
+        if problem is not None:
+            raise ValidationError(problem)
 
     @staticmethod
     def _at_most(labels):

@@ -1,28 +1,42 @@
-"""The limits table of docs/limits.md, made from the constants the code
-enforces (never typed by hand): `scripts/docs-limits` rewrites it between
-its markers; tests/api/test_stated_limits.py fails when it is stale."""
-import os
+"""The rows of docs/limits.md's table: every client-facing limit, made from
+the constant the code enforces (never typed by hand). `scripts/docs-tables`
+writes the table (scripts/docs_tables.py); tests/api/test_stated_limits.py
+fails when a limit constant (every `MAX_*` of inventory/ and schemas/, every
+constant of inventory/core/caps.py) is neither read here nor in UNSTATED."""
 import pathlib
 import sys
-from unittest import mock
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-BEGIN, END = "<!-- limits:begin (scripts/docs-limits) -->", "<!-- limits:end -->"
-PAGE = ROOT / "docs" / "limits.md"
+# Limit constants the table leaves out, and why: none is a limit a client meets.
+UNSTATED = {
+    "inventory.core.caps.DESCRIPTOR_RESERVE": "a worker's own files, beside its connections",
+    "inventory.core.caps.WEBHOOK_LEASE": "a setting (WEBHOOK_LEASE_SECONDS): docs/configuration.md",
+    "inventory.core.caps.WEBHOOK_DELIVERIES_PER_WORKER": "a setting's default: the row shows "
+    "the setting (WEBHOOK_DELIVERIES_PER_WORKER)",
+    "inventory.core.caps.WEBHOOK_DELIVERIES_PER_ORGANIZATION": "a setting's default: the row "
+    "shows the setting (WEBHOOK_DELIVERIES_PER_ORGANIZATION)",
+    "inventory.core.caps.UNSCOPED_WEBHOOKS": "a setting's default (QUOTA_UNSCOPED_WEBHOOKS)",
+    "schemas.fields.MAX_SAFE_INTEGER": "the JSON Schema maximum of counts the service makes",
+}
+
+
+def _duration(seconds):
+    return f"{seconds // 3600} h" if seconds >= 3600 and not seconds % 3600 else \
+        f"{seconds // 60} min" if seconds >= 60 and not seconds % 60 else f"{seconds} s"
 
 
 def rows():
     """(what, the limit, where it is enforced) of every documented limit."""
     from inventory.config import Config
-    from inventory.core import caps, filtering, grouping, labels
-    from inventory.http import idempotency
-    from inventory.store import base, pages
-    from schemas import clusters, common, events
+    from inventory.core import caps, filtering, grouping, ids, labels, ordering, versions
+    from inventory.http import conditional, idempotency, parser
+    from inventory.store import base, pages, sessions
+    from inventory.store import idempotency as kept_keys
+    from schemas import clusters, common, events, organizations, scans
 
-    with mock.patch.dict(os.environ, {}, clear=True):  # the defaults, whatever is set here
-        config = Config()
+    config = Config({})  # the defaults, whatever this shell sets
 
     def n(value):
         return f"{value:,}"
@@ -33,26 +47,43 @@ def rows():
         ("Filter length", f"{n(filtering.MAX_LENGTH)} characters", "inventory/core/filtering.py"),
         ("Filter comparisons and NOTs", n(filtering.MAX_TERMS), "inventory/core/filtering.py"),
         ("Filter nesting", f"{filtering.MAX_DEPTH} levels", "inventory/core/filtering.py"),
+        ("A relative time in a filter (`\"-P30D\"`)", f"{n(filtering.MAX_BACK_DAYS)} days back",
+         "inventory/core/filtering.py"),
+        ("`order_by`", f"{ordering.MAX_ORDER_BY} characters", "inventory/core/ordering.py"),
+        ("`continue`", f"{n(common.MAX_CONTINUE)} characters", "schemas/common.py"),
         ("Request body", f"{caps.MAX_BODY_BYTES // 2**20} MiB (413)", "inventory/core/caps.py"),
+        ("A JSON body's nesting", f"{parser.MAX_JSON_DEPTH} levels (400)",
+         "inventory/http/parser.py"),
+        ("`If-Match`, `If-None-Match`", f"{n(conditional.MAX_ETAG_LIST)} characters",
+         "inventory/http/conditional.py"),
         ("Request line", f"{caps.REQUEST_LINE_BYTES // 1024} KiB (414)", "inventory/core/caps.py"),
         ("Header fields", f"{n(caps.REQUEST_HEADER_FIELDS)}, each at most "
          f"{n(caps.REQUEST_HEADER_FIELD_BYTES)} bytes (431)", "inventory/core/caps.py"),
         ("Head of a request", f"{caps.HEADER_TIMEOUT:g} s (408)", "inventory/core/caps.py"),
         ("Body and answer", f"{caps.REQUEST_TIMEOUT:g} s", "inventory/core/caps.py"),
-        ("Labels per cluster", f"{labels.MAX_LABELS}; keys {labels.MAX_LABEL_KEY} characters, "
-         f"values {labels.MAX_LABEL_VALUE}", "inventory/core/labels.py"),
+        ("Labels per cluster", f"{labels.MAX_LABELS}; keys {labels.MAX_LABEL_KEY} characters "
+         f"(Kubernetes': a prefix of {labels.MAX_LABEL_PREFIX}, `/`, a name of "
+         f"{labels.MAX_LABEL_NAME}), values {labels.MAX_LABEL_VALUE}", "inventory/core/labels.py"),
+        ("A platform's or cluster's `name`", f"{ids.MAX_SLUG} characters (an RFC 1123 DNS label)",
+         "inventory/core/ids.py"),
+        ("A cluster's `version`", f"{versions.MAX_VERSION_LENGTH} characters",
+         "inventory/core/versions.py"),
+        ("A scan's `scanned_on`", f"0 to {n(scans.MAX_SCANNED_ON)} (9999-12-31T23:59:59Z)",
+         "schemas/scans.py"),
         ("A cluster's `endpoint`", f"{n(clusters.MAX_ENDPOINT)} characters",
          "schemas/clusters.py"),
         ("A stored record", f"{base.MAX_RECORD_BYTES // 1024} KiB", "inventory/store/base.py"),
         ("Error entries listed", f"{caps.MAX_ENTRIES}; an echoed `value` over "
          f"{caps.MAX_VALUE_BYTES // 1024} KiB is shortened", "inventory/core/caps.py"),
         ("`Idempotency-Key`", f"1-{idempotency.MAX_KEY_LENGTH} visible ASCII characters; kept "
-         "24 h", "inventory/http/idempotency.py"),
-        ("Summary groups", f"{grouping.MAX_FIELDS} `group_by` fields; the "
-         f"{n(grouping.MAX_GROUPS)} largest groups answered", "inventory/core/grouping.py"),
+         f"{kept_keys.KEEP_FOR.total_seconds() / 3600:g} h", "inventory/http/idempotency.py"),
+        ("Summary groups", f"{grouping.MAX_FIELDS} `group_by` fields, "
+         f"{grouping.MAX_GROUP_BY} characters; the {n(grouping.MAX_GROUPS)} largest groups "
+         "answered", "inventory/core/grouping.py"),
         ("A wait on the feed (`wait`)", f"{events.MAX_WAIT} s", "schemas/events.py"),
         ("Event streams per worker", f"{n(caps.MAX_STREAMS)}, each ending after "
-         f"{caps.STREAM_SECONDS} s", "inventory/core/caps.py"),
+         f"{caps.STREAM_SECONDS} s, a comment at least every {caps.STREAM_KEEPALIVE_SECONDS} s",
+         "inventory/core/caps.py"),
         ("Streams and waits of one organization per worker",
          f"{caps.LONG_LIVED_PER_ORGANIZATION} (429 past them)", "inventory/core/caps.py"),
         ("A revoked token's streams and waits", f"end at once in the revoking process, "
@@ -67,6 +98,8 @@ def rows():
         ("Quotas per organization (`QUOTA_*`)", ", ".join(
             f"{kind} {n(count)}" for kind, count in caps.DEFAULT_QUOTAS.items()),
          "inventory/core/caps.py"),
+        ("An organization's quota (`quotas`)", f"0 to {n(organizations.MAX_QUOTA)} each",
+         "schemas/organizations.py"),
         ("Scans kept per cluster", f"{config.SCAN_RETENTION_COUNT:,} newest (up to a tenth "
          f"more between trims), {config.SCAN_RETENTION_DAYS} days", "inventory/config.py"),
         ("Events kept (`EVENTS_RETENTION_DAYS`)", f"{config.EVENTS_RETENTION_DAYS} days",
@@ -79,29 +112,22 @@ def rows():
         ("Records in a list's CSV (`format=csv`)", f"{n(caps.MAX_CSV_ROWS)}, in at most "
          f"{n(caps.MAX_CSV_COLUMNS)} columns (422 before the first byte past either)",
          "inventory/core/caps.py"),
-        ("Webhook acknowledgement", f"a 2xx within {caps.WEBHOOK_TIMEOUT:g} s; retried for "
-         f"{caps.WEBHOOK_GIVE_UP // 3600} h", "inventory/core/caps.py"),
+        ("A webhook's `url`", f"{n(caps.MAX_WEBHOOK_URL)} characters", "inventory/core/caps.py"),
+        ("Webhook acknowledgement", f"a 2xx within {caps.WEBHOOK_TIMEOUT:g} s (the first "
+         f"{caps.WEBHOOK_RESPONSE_BYTES // 1024} KiB of the answer read); retried after "
+         + ", ".join(_duration(seconds) for seconds in caps.WEBHOOK_BACKOFF)
+         + f" (the last repeating) for {caps.WEBHOOK_GIVE_UP // 3600} h",
+         "inventory/core/caps.py"),
+        ("A webhook's delivery log", f"the {caps.WEBHOOK_DELIVERY_LOG} newest attempts",
+         "inventory/core/caps.py"),
         ("Webhook deliveries in flight per worker (`WEBHOOK_DELIVERIES_PER_WORKER`, "
          "`WEBHOOK_DELIVERIES_PER_ORGANIZATION`)", f"{config.WEBHOOK_DELIVERIES_PER_WORKER}, "
          f"{config.WEBHOOK_DELIVERIES_PER_ORGANIZATION} per organization, a quarter kept for "
          "organizations that hold none", "inventory/config.py"),
         ("Webhooks of unscoped admins, all together (`QUOTA_UNSCOPED_WEBHOOKS`)",
          str(config.QUOTA_UNSCOPED_WEBHOOKS), "inventory/config.py"),
+        ("A console session ([The console](console.md))", f"ends unused "
+         f"{_duration(int(sessions.IDLE.total_seconds()))}, at the latest "
+         f"{_duration(int(sessions.LIFETIME.total_seconds()))} after sign-in",
+         "inventory/store/sessions.py"),
     ]
-
-
-def table():
-    lines = ["| limit | value | enforced in |", "|---|---|---|"]
-    lines += [f"| {what} | {value} | `{where}` |" for what, value, where in rows()]
-    return "\n".join(lines)
-
-
-def rendered(page_text):
-    head, rest = page_text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{table()}\n{END}{tail}"
-
-
-if __name__ == "__main__":
-    PAGE.write_text(rendered(PAGE.read_text()))
-    print(f"{PAGE.relative_to(ROOT)}: the limits table rewritten from the constants")

@@ -1,5 +1,6 @@
 """A small, realistic estate to explore: `flask --app app seed-demo`, or
 `INVENTORY_DEMO=1` when starting the server on the embedded store."""
+import contextvars
 import time
 
 import click
@@ -8,6 +9,7 @@ from flask.cli import with_appcontext
 
 from inventory.core.errors import KeyInUse
 from inventory.store import get_store
+from inventory.store.events import acting_as
 
 ORGANIZATIONS = {
     "Acme Corp": "Retail; runs its shop and payments on AWS and its analytics on GCP.",
@@ -40,7 +42,13 @@ DAY = 24 * 3600
 
 def load_demo(store, principal="demo"):
     """Load the estate; False, writing nothing, if it is there already (its
-    first platform's name is taken)."""
+    first platform's name is taken). `principal` is its records' author and
+    its events' actor alike."""
+    return contextvars.copy_context().run(_load, store, principal)
+
+
+def _load(store, principal):
+    acting_as(principal)  # in a context of its own: the caller's actor is left as it was
     if store.platforms.find_doc(PLATFORMS[0][0]) is not None:
         return False
     org_ids = {}

@@ -1,4 +1,4 @@
-"""Rewrites inventory/data/kubernetes-lifecycle.json from the endoflife.date
+"""Rewrites inventory/core/data/kubernetes-lifecycle.json from the endoflife.date
 project's product pages (MIT-licensed: https://github.com/endoflife-date/endoflife.date).
 
     scripts/refresh-lifecycle PATH [--output FILE] [--commit SHA --date YYYY-MM-DD]

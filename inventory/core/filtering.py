@@ -6,8 +6,12 @@ Grammar (see the README):
     and_expr   = term { "AND" term }
     term       = "NOT" term | "(" expr ")" | comparison
     comparison = field op value | field ":" (value | name | "*")
-    field      = name { "." name }
+    field      = name { "." (name | "quoted string") }
     value      = "quoted string" | number | true | false
+
+A quoted segment of a field names what no bare name can: a label key with
+dots or a slash, `labels."app.kubernetes.io/name"` (AIP-160 lets a field's
+segments be strings).
 
 The design, and why: docs/design/filtering.md"""
 import re
@@ -49,12 +53,14 @@ PRESENT = _Present()
 
 @dataclass(frozen=True)
 class Comparison:
-    field: str
+    field: str  # the field as path_text writes it: `labels.team`, `labels."a.b/c"`
     op: str
     value: object  # str, int, float or bool
     prefix: bool  # a string value that ended in an unescaped `*`
     position: int  # 1-based column of the field, for messages
     text: str  # the comparison as typed, for messages
+    path: tuple = ()  # the field's segments, unquoted: ("labels", "app.kubernetes.io/name")
+    columns: tuple = ()  # the 1-based column of each segment
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,44 @@ def _read_string(text, start):
         escaped_star = False
         i += 1
     raise filter_error("unterminated string", text[start:start + 40], start + 1)
+
+
+_BARE_SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+
+
+def path_text(segments):
+    """A field path as the grammar writes it: each segment bare where it
+    reads back as itself (`labels.team`), else quoted
+    (`labels."app.kubernetes.io/name"`). One spelling per field: the
+    filter's messages, `group_by`'s group names and an event's change
+    paths use it."""
+    return ".".join(segment if _BARE_SEGMENT.fullmatch(segment) and segment not in KEYWORDS
+                    else _quoted(segment) for segment in segments)
+
+
+def _quoted(segment):
+    return '"' + segment.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def read_path(text, start=0):
+    """(segments, end) of the field path at `start` in `text` (for
+    `group_by`, whose fields are written as the filter's);
+    BadFilter, with the column, when there is none or a quote is not closed."""
+    segments, i = [], start
+    while True:
+        if i < len(text) and text[i] == '"' and segments:
+            token = _read_string(text, i)
+            segments.append(token.value)
+            i = token.end
+        else:
+            match = _BARE_SEGMENT.match(text, i)
+            if match is None:
+                raise filter_error("a field name is expected", text[i:i + 40], i + 1)
+            segments.append(match.group())
+            i = match.end()
+        if i >= len(text) or text[i] != ".":
+            return tuple(segments), i
+        i += 1
 
 
 def tokenize(text):
@@ -235,7 +279,8 @@ class _Parser:
     def comparison(self):
         first = self.peek()
         self.count_term(first)
-        field = self.field()
+        path, columns = self.field()
+        field = path_text(path)
         op = self.take()
         if op is None or op.kind != "op":
             raise filter_error(f"an operator ({', '.join(OPERATORS)}) must follow {field!r}",
@@ -246,20 +291,25 @@ class _Parser:
                                first.start + 1)
         value, prefix = self.value(value_token, op.value)
         text = self.text[first.start:value_token.end]
-        return Comparison(field, op.value, value, prefix, first.start + 1, text)
+        return Comparison(field, op.value, value, prefix, first.start + 1, text, path, columns)
 
     def field(self):
-        parts = []
+        """(segments, their columns) of the field at the next tokens."""
+        segments, columns = [], []
         while True:
             token = self.take()
-            if token is None or token.kind not in ("word", "number") or (
-                    token.kind == "number" and not str(token.value).isdigit()):
+            if token is not None and (token.kind == "word" or (
+                    token.kind == "number" and self.text[token.start:token.end].isdigit())):
+                segments.append(self.text[token.start:token.end])  # `007` stays itself
+            elif token is not None and token.kind == "string" and segments:
+                segments.append(token.value)
+            else:
                 bad = token or self.tokens[-1]
                 raise filter_error("a field name is expected", self.fragment(token),
                                    bad.start + 1)
-            parts.append(str(token.value))
+            columns.append(token.start + 1)
             if (nxt := self.peek()) is None or nxt.kind != "dot":
-                return ".".join(parts)
+                return tuple(segments), tuple(columns)
             self.take()
 
     def value(self, token, op):

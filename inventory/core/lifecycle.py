@@ -2,7 +2,7 @@
 cluster reads: computed against today's date whenever it is read, never
 stored, so tomorrow's answer is tomorrow's.
 
-The data (inventory/data/kubernetes-lifecycle.json) comes from the
+The data (inventory/core/data/kubernetes-lifecycle.json) comes from the
 endoflife.date project, with its commit and date in the file; it is read
 once, at import, from the package: nothing is fetched at run time.
 `scripts/refresh-lifecycle` rewrites it (inventory/cli/refresh_lifecycle.py).

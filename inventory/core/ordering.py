@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from inventory.core.errors import BadOrdering
 
 MAX_ORDER_BY = 200  # characters: more than any declared ordering needs
-_TEXT_RE = re.compile(r"^[A-Za-z0-9_., ]*$")
+# (quotes, `/` and `-`: a label key, `labels."app.kubernetes.io/name"`, is
+# read far enough to be told that lists are not ordered by labels)
+_TEXT_RE = re.compile(r'^[A-Za-z0-9_.,"/\- ]*$')
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,12 @@ class Orderings:
                 return ordering, True
         unknown = [name for name, _ in asked.fields if name not in self.fields]
         if unknown:
-            raise BadOrdering(f"This list cannot be ordered by `{unknown[0]}`. It can be "
+            why = ""
+            if unknown[0].split(".")[0] == "labels":
+                why = (" Lists are not ordered by labels: each ordering is one the store "
+                       "keeps an index for, and a label key is any of many; filter by a "
+                       'label, or count by one with a summary\'s `group_by=labels."<key>"`.')
+            raise BadOrdering(f"This list cannot be ordered by `{unknown[0]}`.{why} It can be "
                               f"ordered by {self.describe()}.", text)
         raise BadOrdering(f"This list does not serve `{asked.text}`. It can be ordered by "
                           f"{self.describe()}.", text)

@@ -5,7 +5,14 @@ open ones (`inventory.http.operations`). Roles rank reader < writer < admin
 (`inventory.core.roles`). A token scoped to an organization passes that scope to
 every store call (`current_scope`), so the store's own queries keep other
 organizations' records out of reach.
+
+The console's pages (inventory/ui) are called with a session instead: a
+cookie holding a random session id (never the token), which resolves here,
+on every request, to its token's Principal (the token read again, so a
+revoke ends the session at once). From there on a signed-in request passes
+the same layers as a bearer one: its rate limits, role and scope.
 """
+import hashlib
 import hmac
 import logging
 import os
@@ -24,6 +31,7 @@ log = logging.getLogger("inventory")
 
 
 BOOTSTRAP_ADMIN_KEY = "env:INVENTORY_ADMIN_TOKEN"
+SESSION_COOKIE = "inventory_session"  # the console's session id (inventory.store.sessions)
 
 
 @dataclass(frozen=True)
@@ -34,7 +42,8 @@ class Principal:
     organization: str | None = None  # the scope, if any
 
 
-def _resolve(secret):
+def principal_of_secret(secret):
+    """The Principal of a token's secret, or None (unknown or revoked)."""
     admin_token = current_app.extensions["inventory.admin_token"]
     if admin_token and hmac.compare_digest(secret.encode(), admin_token.encode()):
         return Principal(BOOTSTRAP_ADMIN_KEY, "admin", "admin")
@@ -58,7 +67,52 @@ def caller(passage):
     principal = passage.caller
     if principal is passage.NOT_LOOKED_UP:
         secret = _bearer_secret(passage.request)
-        principal = passage.caller = _resolve(secret) if secret is not None else None
+        if secret is not None:
+            principal = principal_of_secret(secret)
+        elif passage.operation is not None and passage.operation.signed_in:
+            principal = _signed_in(passage)
+        else:
+            principal = None
+        passage.caller = principal
+    return principal
+
+
+def credential_digest(principal):
+    """What a session keeps of a credential that is no record (the bootstrap
+    admin's): a digest of its secret, so that a new secret ends the old
+    one's sessions; None for a token (its record is read instead)."""
+    return _admin_digest() if is_bootstrap_admin(principal) else None
+
+
+def _admin_digest():
+    admin_token = current_app.extensions["inventory.admin_token"]
+    return hashlib.sha256(admin_token.encode()).hexdigest() if admin_token else None
+
+
+def _signed_in(passage):
+    """The Principal of the request's console session, or None (no cookie,
+    an ended or idle session, or a token revoked since): kept in the
+    Passage with the session, whose form token the console checks."""
+    session_id = passage.request.cookies.get(SESSION_COOKIE)
+    if not session_id:
+        return None
+    store = get_store()
+    session = store.sessions.find(session_id)
+    if session is None:
+        return None
+    if session["token"] == BOOTSTRAP_ADMIN_KEY:
+        expected = _admin_digest()
+        if not expected or not session["credential"] or not hmac.compare_digest(
+                session["credential"], expected):
+            return None
+        principal = Principal(BOOTSTRAP_ADMIN_KEY, "admin", "admin")
+    else:
+        record = store.tokens.live_record(session["token"])
+        if record is None:
+            return None
+        principal = Principal(record["id"], record["name"], record["role"],
+                              record["organization"])
+    passage.session = session
     return principal
 
 
@@ -73,6 +127,8 @@ def authenticate(passage):
         return  # unknown routes answer 404/405; OPTIONS reveals only `Allow`
     principal = caller(passage)
     if principal is None:
+        if declared.page:
+            raise NotAuthenticated("Sign in to see this page.")
         if _bearer_secret(passage.request) is None:
             raise NotAuthenticated("This request needs an 'Authorization: Bearer <token>' "
                                    "header.")

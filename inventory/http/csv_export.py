@@ -30,6 +30,7 @@ from flask import Response, request
 from marshmallow import fields
 
 from inventory.core.caps import MAX_CSV_COLUMNS, MAX_CSV_ROWS, REQUEST_TIMEOUT
+from inventory.core.filtering import path_text
 from inventory.core.turns import Turns
 from inventory.http.dumping import compiled_dump
 from inventory.http.errors import RequestError
@@ -161,7 +162,8 @@ class _RecordSheet:
         names = []
         for name, path, kind in self.columns.plan:
             if kind == "map":
-                names.extend(f"{name}.{key}" for key in sorted(self.keys[path]))
+                # named as a filter names the field: `labels."app.kubernetes.io/name"`
+                names.extend(path_text((*path, key)) for key in sorted(self.keys[path]))
             else:
                 names.append(name)
         return names

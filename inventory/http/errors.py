@@ -46,13 +46,13 @@ def error_entry(location, message, value=None):
     return {"location": location, "message": message, "value": value}
 
 
-def _status_of(error):
+def status_of(error):
     if isinstance(error, RequestError):
         return error.status
     return next(STATUS[kind] for kind in type(error).__mro__ if kind in STATUS)
 
 
-def _entries_of(error):
+def entries_of(error):
     """Where in the request each service error points."""
     if isinstance(error, RequestError):
         return [error_entry(error.location, error.message, error.value)]
@@ -103,7 +103,7 @@ def problem_response(status, detail, entries=(), headers=None):
 def handle_service_error(error):
     if isinstance(error, errors.Unavailable):
         log.warning("database unavailable: %s", error.__cause__ or error)
-    return problem_response(_status_of(error), error.detail, _entries_of(error),
+    return problem_response(status_of(error), error.detail, entries_of(error),
                             _headers_of(error))
 
 

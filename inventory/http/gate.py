@@ -37,7 +37,7 @@ class Passage:
     (not in `g`, a proxy to look through at each use)."""
 
     __slots__ = ("request", "operation", "open", "request_id", "started", "caller", "principal",
-                 "rate_window", "in_flight_key", "in_flight_release", "idempotency")
+                 "session", "rate_window", "in_flight_key", "in_flight_release", "idempotency")
 
     NOT_LOOKED_UP = object()  # `caller` before the token is looked up
 
@@ -48,6 +48,7 @@ class Passage:
         self.open = current.method == "OPTIONS" or (current.url_rule is not None and (
             self.operation is None or self.operation.role is None))
         self.request_id = self.started = self.principal = None
+        self.session = None  # a console session the caller came with (inventory.http.auth)
         self.caller = self.NOT_LOOKED_UP  # inventory.http.auth.caller
         self.rate_window = self.in_flight_key = self.in_flight_release = None
         self.idempotency = None

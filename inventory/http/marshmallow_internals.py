@@ -7,7 +7,7 @@ decides that a plan reproduces it.
 
 Written for marshmallow==4.4.0 (requirements.txt pins it). `check()` (run
 by tests/unit/test_private_internals.py) fails with a plain message when an
-upgrade moves any of it; tests/unit/api/test_dumping.py then also compares every
+upgrade moves any of it; tests/unit/http/test_dumping.py then also compares every
 plan's output with marshmallow's own.
 """
 from marshmallow import Schema, fields, post_dump, pre_dump
@@ -39,7 +39,7 @@ def check():
     advice = check_written_for(
         "inventory/http/marshmallow_internals.py", WRITTEN_FOR,
         "re-read marshmallow's schema.py and fields.py, adapt that module (the only one that "
-        "touches them) and its WRITTEN_FOR, run tests/unit/api/test_dumping.py, then rerun bench/run.py")
+        "touches them) and its WRITTEN_FOR, run tests/unit/http/test_dumping.py, then rerun bench/run.py")
 
     class Hooked(Schema):
         value = fields.Method("shown")

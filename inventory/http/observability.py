@@ -1,13 +1,12 @@
 """Request ids, one-JSON-object-per-line logs, and Prometheus metrics."""
 import json
 import logging
-import os
 import re
 import sys
 import time
 import uuid
 
-from flask import Response, g
+from flask import Response, current_app, g
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     REGISTRY,
@@ -189,7 +188,7 @@ def metrics_response():
     """The Prometheus exposition; across gunicorn workers when
     PROMETHEUS_MULTIPROC_DIR is set (prometheus_client's multiprocess mode)."""
     registry = REGISTRY
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    if current_app.config["PROMETHEUS_MULTIPROC_DIR"]:
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
     return Response(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)

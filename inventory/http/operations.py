@@ -22,7 +22,7 @@ from inventory.core.roles import ROLES
 # Routes that are not operations of the API (the document itself, the docs
 # page and its files): open to anyone, and not in the document.
 NOT_OPERATIONS = frozenset({"static", "api-docs.openapi_json", "api-docs.openapi_swagger_ui",
-                            "docs-assets.static"})
+                            "docs-assets.static", "ui.static"})
 
 
 @dataclass(frozen=True)
@@ -40,10 +40,23 @@ class Operation:
     links: dict = field(default_factory=dict)
     stream: str | None = None  # a media type it streams instead, when Accept asks for it
     csv: bool = False  # a list that answers its whole match as text/csv (inventory.http.csv_export)
+    # A page of the console (inventory/ui): HTML for people, not an operation
+    # of the API's document; its caller is signed in with a session.
+    page: bool = False
+    # An API operation a console page calls with its session instead of a
+    # bearer token (a GET: it changes nothing, so it needs no form token).
+    session: bool = False
 
     def __post_init__(self):
         if self.role is not None and self.role not in ROLES:
             raise ValueError(f"{self.operation_id}: unknown role {self.role!r}")
+        if self.session and self.page:
+            raise ValueError(f"{self.operation_id}: a page takes a session already")
+
+    @property
+    def signed_in(self):
+        """Whether a console session may call it (inventory.http.auth)."""
+        return self.page or self.session
 
 
 def operation(operation_id, *, role, **declared):

@@ -230,6 +230,12 @@ class Limits:
                                 "answer before sending more.", 1)
             passage.in_flight_key = key
 
+    def count_sign_in(self, passage):
+        """A console sign-in (inventory/ui): an open route, since its token
+        comes in a form, not a header; each attempt counts as a request
+        without a valid token does, by its client address."""
+        self._count(passage, None, f"address:{passage.request.remote_addr}")
+
     def _count(self, passage, principal, key):
         policy = "token" if principal is not None else "address"
         allowed, item, remaining, reset = self.counter.hit(self.items[policy], key)

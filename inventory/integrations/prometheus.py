@@ -34,8 +34,12 @@ def target_group(cluster):
               f"{META}version": cluster["version"],
               f"{META}support_status": cluster["support"]["status"],
               f"{META}endpoint": cluster["endpoint"]}
-    for key, value in cluster["labels"].items():
-        labels[f"{META}label_{_LABEL_NAME_RE.sub('_', key)}"] = value
+    # Prometheus label names are [a-zA-Z_][a-zA-Z0-9_]*: every other character
+    # of a key becomes `_`, as Kubernetes' SD does for `__meta_kubernetes_*_label_*`.
+    # Two keys may then give one name (`app.kubernetes.io/name`, `app_kubernetes_io/name`):
+    # the key first in code point order gives its value, every time.
+    for key in sorted(cluster["labels"]):
+        labels.setdefault(f"{META}label_{_LABEL_NAME_RE.sub('_', key)}", cluster["labels"][key])
     return {"targets": [target(cluster["endpoint"])], "labels": labels}
 
 

@@ -84,6 +84,18 @@ class _HTTP(_Pinned, http.client.HTTPConnection):
     pass
 
 
+def service_url(allowed_hosts, port):
+    """The service's base URL in bodies made outside a request (an event's
+    `$schema`): its first named host (ALLOWED_HOSTS), else `localhost`. A
+    loopback host is served directly, by http on PORT, as `GET /events/{id}`
+    shows it there; any other from behind its router, by https on its port."""
+    named = [host for host in allowed_hosts if host != "*" and not host.startswith(".")]
+    host = named[0] if named else "localhost"
+    if host not in LOOPBACK_HOSTS:
+        return f"https://{host}/"
+    return f"http://{host}/" if port == 80 else f"http://{host}:{port}/"
+
+
 class Deliverer:
     def __init__(self, app):
         self.app = app
@@ -119,10 +131,7 @@ class Deliverer:
         self._bodies = {}  # event id -> its body, the same for every webhook (a few kept)
         self._tls = ssl.create_default_context()
         self._events = EventSchema()
-        public = [host for host in app.config["ALLOWED_HOSTS"]
-                  if host != "*" and not host.startswith(".")]
-        host = public[0] if public else "localhost"
-        self._base_url = f"{'http' if host in LOOPBACK_HOSTS else 'https'}://{host}/"
+        self._base_url = service_url(app.config["ALLOWED_HOSTS"], app.config["PORT"])
         self.store.webhooks.listeners.append(self._noticed)
 
     # -- the loop ---------------------------------------------------------------

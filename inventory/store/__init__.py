@@ -23,6 +23,7 @@ from inventory.store.base import DELETING
 from inventory.store.events import OUTBOX_SINCE, EventStore, stored_now
 from inventory.store.idempotency import KEEP_FOR, IdempotencyStore
 from inventory.store.quotas import Quotas
+from inventory.store.sessions import IDLE, SessionStore
 
 log = logging.getLogger(__name__)
 _NOT_IMPLEMENTED = 238  # a server's refusal of what it does not implement (FerretDB)
@@ -100,10 +101,11 @@ def connect(config):
 
 
 class Store:
-    """The resource collections, the change feed and the idempotency keys
-    over one database. `resources` are (spec, store class) pairs, parents
-    first (inventory.resources.store_classes()): each store is an attribute
-    named as its resource, wired to its parent and children as declared."""
+    """The resource collections, the change feed, the idempotency keys and
+    the console's sessions over one database. `resources` are (spec, store
+    class) pairs, parents first (inventory.resources.store_classes()): each
+    store is an attribute named as its resource, wired to its parent and
+    children as declared."""
 
     def __init__(self, db, resources, quota_defaults=None, scan_retention=(365, 1000),
                  events_retention_days=30, webhook_lease=60, unscoped_webhooks=None):
@@ -122,6 +124,7 @@ class Store:
                 resource.parent_store = parent
                 parent.children = (*parent.children, resource)
         self.idempotency = IdempotencyStore(db)
+        self.sessions = SessionStore(db)  # the console's sign-ins (inventory/ui)
         # every change's event goes through the record's outbox to the feed
         self.events = EventStore(db, events_retention_days)
         self.events.sources = [resource for resource in self.listed() if resource.event_kind]
@@ -147,6 +150,7 @@ class Store:
                 resource.collection.create_index(list(keys), **options)
         for keys, options in self.events.indexes():
             self.events.collection.create_index(keys, **options)
+        self.sessions.collection.create_index([("token", ASCENDING)])  # a revoke ends them
         refused = [collection.name for collection, field, seconds in self.expiring()
                    if not self._create_ttl_index(collection, field, seconds)]
         if refused:
@@ -178,6 +182,7 @@ class Store:
         """(collection, field, seconds): the records kept for a time after
         the date in `field`, each expired by a TTL index (or the sweep)."""
         return [(self.idempotency.collection, "created_at", int(KEEP_FOR.total_seconds())),
+                (self.sessions.collection, "last_seen", int(IDLE.total_seconds())),
                 (self.events.collection, "at", int(self.events.retention.total_seconds())),
                 *[(resource.collection, field, seconds) for resource in self.listed()
                   for field, seconds in resource.expiring()]]

@@ -14,8 +14,10 @@ from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 from inventory.core.errors import BadResumePoint, EventExpired, NotFound
+from inventory.core.filtering import path_text
 from inventory.core.ids import now_rfc3339
 from inventory.store import pages
+from inventory.store.document_keys import api_document, stored_document
 from inventory.store.pages import Page
 from inventory.store.query import FilterCompiler
 
@@ -33,6 +35,8 @@ GAP_SECONDS = 2.0
 POLL_SECONDS = 0.5
 VISIBLE = {"gap": {"$exists": False}}  # an event, not a tombstone
 ID_PREFIX = "evt_"
+# An event whose object or changes hold escaped keys (inventory.store.document_keys)
+ESCAPED = "keys_escaped"
 _SLOT_DIGITS = 16
 
 _actor = contextvars.ContextVar("inventory_actor", default="system")
@@ -55,20 +59,26 @@ def event_slot(event_id):
     return digits
 
 
+def _as_is(value):
+    return value
+
+
 def _next_slot_id(slot):
     return slot_id(int(slot, 16) + 1)
 
 
-def _diff(before, after, prefix=""):
-    """{dotted path: {"from", "to"}} of the leaves that differ."""
+def _diff(before, after, prefix=()):
+    """{dotted path: {"from", "to"}} of the leaves that differ, each path
+    written as a filter names its field (a segment with a `.` or `/` quoted:
+    `labels."app.kubernetes.io/name"`, so that the path stays unambiguous)."""
     changes = {}
     for key in sorted(set(before) | set(after), key=str):
         old, new = before.get(key), after.get(key)
-        path = f"{prefix}{key}"
+        path = (*prefix, key)
         if isinstance(old, dict) and isinstance(new, dict):
-            changes.update(_diff(old, new, f"{path}."))
+            changes.update(_diff(old, new, path))
         elif old != new:
-            changes[path] = {"from": old, "to": new}
+            changes[path_text(path)] = {"from": old, "to": new}
     return changes
 
 
@@ -138,12 +148,23 @@ class EventStore:
     @staticmethod
     def event(kind, action, key, subject, record, organization, changes=None):
         """A new event of `record` (as the API shows it) for an outbox."""
+        # the record's maps (labels) may hold keys a document cannot (`.`):
+        # stored escaped, as their records are (inventory.store.document_keys),
+        # and the event says so, so that reading the others costs nothing
+        record = dict(record)
         event = {"key": key, "type": f"{kind}.{action}", "occurred_on": now_rfc3339(),
-                 "actor": _actor.get(), "subject": subject, "object": dict(record)}
+                 "actor": _actor.get(), "subject": subject, "object": stored_document(record)}
+        escaped = event["object"] is not record
         if organization is not None:
             event["organization"] = organization
         if changes is not None:  # stored as a list: its paths are not document keys
-            event["changes"] = [{"field": path, **change} for path, change in changes.items()]
+            event["changes"] = []
+            for path, change in changes.items():
+                before, after = stored_document(change["from"]), stored_document(change["to"])
+                escaped = escaped or before is not change["from"] or after is not change["to"]
+                event["changes"].append({"field": path, "from": before, "to": after})
+        if escaped:
+            event[ESCAPED] = True
         return event
 
     # -- publishing ---------------------------------------------------------
@@ -353,9 +374,13 @@ class EventStore:
     @staticmethod
     def _to_api(doc):
         event = {"id": ID_PREFIX + doc["_id"]}
-        event.update((k, v) for k, v in doc.items() if k not in ("_id", "key", "at"))
+        event.update((k, v) for k, v in doc.items() if k not in ("_id", "key", "at", ESCAPED))
+        unescaped = api_document if doc.get(ESCAPED) else _as_is
+        if "object" in event:
+            event["object"] = unescaped(event["object"])
         if isinstance(event.get("changes"), list):  # {dotted path: {"from", "to"}} in the API
-            event["changes"] = {change["field"]: {"from": change["from"], "to": change["to"]}
+            event["changes"] = {change["field"]: {"from": unescaped(change["from"]),
+                                                  "to": unescaped(change["to"])}
                                 for change in event["changes"]}
         return event
 

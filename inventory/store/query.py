@@ -8,10 +8,18 @@ a regex, so there is nothing to escape and the index can serve it.
 """
 from datetime import datetime, timezone
 
-from inventory.core.filtering import PRESENT, Logical, Not, duration_back, filter_error
+from inventory.core.filtering import (
+    PRESENT,
+    Logical,
+    Not,
+    duration_back,
+    filter_error,
+    path_text,
+)
 from inventory.core.ids import rfc3339
-from inventory.core.labels import LABEL_KEY_RE
+from inventory.core.labels import label_key_problem
 from inventory.core.versions import numbers_given, parts_key, version_key, version_parts
+from inventory.store.document_keys import stored_key
 
 EMITTED_OPERATORS = frozenset({"$and", "$or", "$nor", "$not", "$eq", "$ne", "$lt", "$lte",
                                "$gt", "$gte", "$exists"})
@@ -42,6 +50,13 @@ def _successor(prefix):
     return None
 
 
+def _check_label_key(node, key, column):
+    problem = label_key_problem(key)
+    if problem is not None:
+        raise filter_error(f"{key!r} is not a label key: {problem[:1].lower()}"
+                           f"{problem[1:].rstrip('.')}", node.text, column)
+
+
 class FilterCompiler:
     """Compiles trees for one resource: `fields` maps API names to types
     (string, timestamp, integer, version, labels); `stored_name` maps an API
@@ -68,10 +83,8 @@ class FilterCompiler:
         field = node.field
         if field in self.fields:
             return self.fields[field]
-        head, _, key = field.partition(".")
-        if self.fields.get(head) == "labels":
-            if not LABEL_KEY_RE.match(key):
-                raise filter_error(f"{key!r} is not a label key", node.text, node.position)
+        if self.fields.get(node.path[0]) == "labels":
+            self._label_key(node)
             return "string"
         known = ", ".join(sorted(self.fields))
         raise filter_error(f"unknown field {field!r} (fields: {known})", node.text, node.position)
@@ -84,7 +97,7 @@ class FilterCompiler:
             return self._present(node, kind)
         if kind == "labels":
             return self._has_label(node)
-        path = self.stored_name(node.field)
+        path = self._stored_path(node)
         if node.prefix and node.op not in ("=", "!=", ":"):
             raise filter_error("a prefix (*) works only with =, != and :", node.text, node.position)
         value = self._timestamp_value(node, now) if kind == "timestamp" else \
@@ -103,7 +116,7 @@ class FilterCompiler:
         """`field:*`: the field holds a value (a record that lacks it, or
         holds null, does not match; `NOT field:*` finds those). For
         `labels:*`, at least one label."""
-        path = self.stored_name(node.field)
+        path = self._stored_path(node)
         if kind == "labels":
             return {"$and": [{path: {"$ne": None}}, {path: {"$ne": {}}}]}
         return {path: {"$ne": None}}
@@ -112,9 +125,23 @@ class FilterCompiler:
         if node.op != ":" or not isinstance(node.value, str) or node.prefix:
             raise filter_error("labels is a map: compare one label (labels.team=\"core\") "
                                "or ask whether it exists (labels:team)", node.text, node.position)
-        if not LABEL_KEY_RE.match(node.value):
-            raise filter_error(f"{node.value!r} is not a label key", node.text, node.position)
-        return {f"{self.stored_name(node.field)}.{node.value}": {"$exists": True}}
+        _check_label_key(node, node.value, node.position)
+        return {f"{self.stored_name(node.field)}.{stored_key(node.value)}": {"$exists": True}}
+
+    def _label_key(self, node):
+        """The key of `labels.<key>` (`labels."<key>"` when it holds `.` or `/`)."""
+        if len(node.path) > 2:  # labels.app.kubernetes.io: nested fields, not a key
+            quoted = path_text((node.path[0], ".".join(node.path[1:])))
+            raise filter_error(f"{node.field} is not a field: a label key with a `.` or `/` "
+                               f"is quoted, as in `{quoted}`", node.text, node.columns[1])
+        _check_label_key(node, node.path[1], node.columns[1])
+        return node.path[1]
+
+    def _stored_path(self, node):
+        """The stored path a comparison's field is read at (a label's key escaped)."""
+        if node.field not in self.fields and len(node.path) == 2:
+            return f"{self.stored_name(node.path[0])}.{stored_key(self._label_key(node))}"
+        return self.stored_name(node.field)
 
     def _mismatch(self, node, wanted):
         return filter_error(f"{node.field} is {wanted}; {node.value!r} is not",

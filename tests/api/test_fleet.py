@@ -12,6 +12,7 @@ import pytest
 import time_machine
 
 from inventory.cli import refresh_lifecycle as lifecycle_refresh
+from inventory.core.grouping import MAX_GROUP_BY
 from inventory.core.lifecycle import DATA_PATH, DISTRIBUTIONS, STATUSES, Lifecycles
 from tests.conftest import assert_problem, client_with, walk
 
@@ -616,7 +617,7 @@ def test_a_summary_answers_with_a_trailing_slash_and_only_to_get(client, fleet, 
 
 @pytest.mark.parametrize("group_by, message", [
     (None, "Missing data"),
-    ("", "Length must be between 1 and 200"),
+    ("", f"Length must be between 1 and {MAX_GROUP_BY}"),
     ("name", "cannot count by `name`"),
     ("labels", "grouped by as `labels.<key>`"),
     ("labels.", "grouped by as `labels.<key>`"),
@@ -626,7 +627,7 @@ def test_a_summary_answers_with_a_trailing_slash_and_only_to_get(client, fleet, 
     ("version,environment,platform,organization", "At most 3 fields"),
     ("support.ends_on", "cannot count by"),
     ("version;environment", "separated by commas"),
-    ("x" * 201, "Length must be between 1 and 200"),
+    ("x" * (MAX_GROUP_BY + 1), f"Length must be between 1 and {MAX_GROUP_BY}"),
 ])
 def test_bad_group_by_is_422_at_query_group_by(client, group_by, message):
     query = {} if group_by is None else {"group_by": group_by}

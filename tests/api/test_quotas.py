@@ -3,7 +3,7 @@ parallel creates against a served app, counting overshoot."""
 import pytest
 
 from inventory.store.quotas import LEASE
-from tests.conftest import ADMIN_TOKEN, FERRETDB, assert_problem, client_with
+from tests.conftest import ADMIN_TOKEN, assert_problem, client_with
 from tests.support.races import ROUNDS, Anomalies, run_together
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
@@ -212,11 +212,6 @@ def _long_ago():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(FERRETDB, strict=False, reason=(
-    "FerretDB 1.24 loses updates: a conditional single-document update reads, "
-    "changes and writes the document without holding it, so parallel $inc of one "
-    "count are lost or counted twice (docs/deploy.md); MongoDB's are atomic, "
-    "which the quota counting relies on"))
 def test_parallel_creates_never_overshoot_a_quota(served, store):
     """Each round: an organization whose quota has a few places left, more
     parallel creates than places (clusters, platforms, tokens, and deletes

@@ -128,6 +128,28 @@ def test_events_are_delivered_signed_in_feed_order(client, inventory, receiver, 
     assert len(receiver.received) == 2
 
 
+@pytest.mark.parametrize(("allowed", "port", "expected"), [
+    ([], 8123, "http://localhost:8123/"),  # loopback: served directly, on PORT
+    (["127.0.0.1", "localhost"], 80, "http://127.0.0.1/"),
+    (["inventory.example.com", "localhost"], 8123, "https://inventory.example.com/"),
+])
+def test_a_delivered_events_schema_is_the_url_the_service_shows_it_at(receiver, allowed, port,
+                                                                       expected):
+    app = create_app(make_config(WEBHOOK_ALLOWED_HOSTS=["127.0.0.1"], ALLOWED_HOSTS=allowed,
+                                 PORT=port))
+    client = client_with(app, ADMIN_TOKEN)
+    make(client, url=receiver.url)
+    client.post("/organizations", json={"title": "one"})
+    deliverer = app.extensions["inventory.webhooks"]
+    deliverer.timeout = 1.0
+    deliver(deliverer)
+    ((_, body),) = receiver.received
+    event = orjson.loads(body)
+    assert event["$schema"] == f"{expected}schemas/Event.json"
+    served = client.get(f"/events/{event['id']}", base_url=expected)
+    assert served.get_json()["$schema"] == event["$schema"]
+
+
 def test_only_events_after_its_making_matching_its_filter(client, inventory, receiver,
                                                         deliverer):
     inventory.org(title="before")

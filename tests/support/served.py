@@ -38,6 +38,31 @@ def call(port, method, path, body=None, headers=None, token=None, timeout=30):
         connection.close()
 
 
+def environment_of(config):
+    """The environment variables that give a served process the settings
+    of `config` (an inventory.config.Config) where they differ from what it
+    would read from this environment; ValueError for an override that no
+    declared setting carries."""
+    from inventory.config import SETTINGS, Config
+
+    inherited, variables = Config(), {}
+    declared = {setting.attribute or setting.name: setting for setting in SETTINGS}
+    for attribute, value in vars(config).items():
+        if value == getattr(inherited, attribute, None) or attribute == "TESTING":
+            continue
+        if attribute not in declared:
+            raise ValueError(f"{attribute} is not a setting: a served process cannot be "
+                             "given it")
+        if isinstance(value, bool):
+            text = "1" if value else "0"
+        elif isinstance(value, (list, tuple)):
+            text = ",".join(value)
+        else:
+            text = str(value)
+        variables[declared[attribute].name] = text
+    return variables
+
+
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -53,11 +78,11 @@ class Gunicorn:
     """gunicorn with gunicorn.conf.py on a free port, on the embedded store,
     with `token` as INVENTORY_ADMIN_TOKEN; `env` adds to the environment,
     `log` is a path for its output, `{port}` in it the port (else the output
-    is dropped)."""
+    is dropped); `port`: that one rather than a free one."""
 
     def __init__(self, token, env=None, log=None, preexec_fn=None, ready="/healthz",
-                 timeout=60):
-        self.port, self.token = free_port(), token
+                 timeout=60, port=None):
+        self.port, self.token = port or free_port(), token
         # on the embedded store unless `env` names a MONGODB_URI itself
         environment = {**os.environ, "PORT": str(self.port), "INVENTORY_ADMIN_TOKEN": token,
                        "WEB_CONCURRENCY": "1"}
@@ -110,9 +135,11 @@ class Gunicorn:
         self.log.seek(0)
         return self.log.read()
 
-    def stop(self):
+    def stop(self, quick=False):
+        """Stop it: gracefully (SIGTERM), or `quick` (SIGQUIT: gunicorn ends
+        its workers at once, as a test's teardown can)."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            self.process.send_signal(signal.SIGQUIT if quick else signal.SIGTERM)
         self.process.wait(timeout=60)
         if self.log is not None and not self.log.closed:
             self.log.close()

@@ -29,6 +29,13 @@ class Poller(threading.Thread):
         self.port, self.seen, self.done = port, [], threading.Event()
 
     def run(self):
+        try:
+            self._follow()
+        except (OSError, http.client.HTTPException):
+            if not self.done.is_set():  # else cut by the servers' stop: done anyway
+                raise
+
+    def _follow(self):
         after = None
         while not self.done.is_set():
             query = f"/events?limit=100&wait=1{f'&after={after}' if after else ''}"
@@ -51,6 +58,13 @@ class Streamer(threading.Thread):
         self.reconnects = 0
 
     def run(self):
+        try:
+            self._follow()
+        except (OSError, http.client.HTTPException):
+            if not self.done.is_set():  # else cut by the servers' stop: done anyway
+                raise
+
+    def _follow(self):
         last = None
         while not self.done.is_set():
             connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
@@ -79,7 +93,8 @@ def test_every_reader_gets_every_event_once_in_order_under_parallel_writers(serv
     served("POST", "/kubeplatforms", {"name": "p", "organization": org,
                                       "control_plane": {"provider": "eks"},
                                       "infrastructure": {"cloud": {"provider": "aws"}}})
-    poller, streamer = Poller(served.port), Streamer(served.port)
+    # each in another process where there are two
+    poller, streamer = Poller(served.ports[0]), Streamer(served.ports[-1])
     poller.start()
     streamer.start()
     for round_ in range(ROUNDS):

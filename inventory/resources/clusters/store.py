@@ -9,7 +9,7 @@ from inventory.core.errors import (
     InvalidRecord,
     InvalidReference,
 )
-from inventory.core.grouping import MAX_GROUPS
+from inventory.core.grouping import MAX_GROUPS, label_key
 from inventory.core.ids import new_id
 from inventory.core.labels import MAX_LABELS
 from inventory.core.lifecycle import (
@@ -28,6 +28,7 @@ from inventory.core.versions import version_key, version_parts
 from inventory.resources.clusters.spec import SPEC
 from inventory.resources.clusters.support import SUPPORT_FILTERS, clusters_where
 from inventory.store.base import LIVE, REVISION, ResourceStore, new_revision
+from inventory.store.document_keys import api_map, stored_key, stored_map
 from inventory.store.pages import all_of
 
 # The settings document saying which day and lifecycle data the clusters'
@@ -149,8 +150,15 @@ class ClusterStore(ResourceStore):
         # Addressable by slug or by `k8scl_` id; slugs cannot contain "_".
         return {"id": key} if key.startswith("k8scl_") else {"_id": key}
 
+    # Label keys are stored escaped (inventory.store.document_keys): a key
+    # with a `.` (`app.kubernetes.io/name`) cannot be a field name as it is.
+    # Keys without `.`, `$` or `%` are stored as they are, as they always were.
+
     def to_api(self, doc, day=None):
         record = super().to_api(doc)
+        labels = record.get("labels")
+        if labels:
+            record["labels"] = api_map(labels)
         support = LIFECYCLES.support(doc.get(DISTRIBUTION_FIELD, "upstream"), doc["version"],
                                      day or today())
         record["support"] = support
@@ -196,6 +204,7 @@ class ClusterStore(ResourceStore):
             raise InvalidReference("platform", "No such platform.", platform_name)
         doc = {"_id": body["name"], "id": new_id("k8scl"),
                **{k: v for k, v in body.items() if k != "name"},
+               **({"labels": stored_map(body["labels"])} if body.get("labels") else {}),
                "organization": platform["organization"], **self.audit_new(principal),
                VERSION_KEY_FIELD: version_key(body["version"]),
                **self.distribution_fields(platform)}
@@ -222,6 +231,8 @@ class ClusterStore(ResourceStore):
     def update(self, key, changes, principal, scope=None, revisions=None):
         if "version" in changes:
             changes = {**changes, VERSION_KEY_FIELD: version_key(changes["version"])}
+        if isinstance(changes.get("labels"), dict):  # merged key by key: each key's stored path
+            changes = {**changes, "labels": stored_map(changes["labels"])}
         return super().update(key, changes, principal, scope, self.stored_revisions(revisions))
 
     def delete(self, key, force=False, scope=None, revisions=None):
@@ -243,7 +254,7 @@ class ClusterStore(ResourceStore):
         a key are added up."""
         stored = {}  # stored path -> its name in the aggregation's group key
         for field in group_by:
-            for path in self.spec.group_fields.get(field, (field,)):  # labels.<key> as is
+            for path in _group_paths(field):
                 stored.setdefault(path, f"g{len(stored)}")
         query = all_of(self.scope_filter(scope), self.compile_filter(tree), LIVE)
         rows = self.collection.aggregate([
@@ -268,7 +279,7 @@ class ClusterStore(ResourceStore):
     def _group_values(field, stored, day):
         """A function giving `field`'s value from an aggregation row's key."""
         if field not in ("version", "support.status"):
-            name = stored[SPEC.group_fields.get(field, (field,))[0]]
+            name = stored[_group_paths(field)[0]]
             return lambda ids: ids.get(name)
         key_name, distribution_name = stored[VERSION_KEY_FIELD], stored.get(DISTRIBUTION_FIELD)
         known = {}  # a few hundred versions at most: each worked out once
@@ -297,6 +308,12 @@ class ClusterStore(ResourceStore):
             all_of(self.identity(cluster), LIVE, older),
             {"$set": {"last_scanned_on": scanned_on, **order_keys, REVISION: new_revision()}})
         return result.matched_count == 1 or self.still_live(cluster)
+
+
+def _group_paths(field):
+    """The stored paths a `group_by` field's value is made of."""
+    key = label_key(field)
+    return (f"labels.{stored_key(key)}",) if key is not None else SPEC.group_fields[field]
 
 
 # Where a group's value sorts among its field's: a missing value first,

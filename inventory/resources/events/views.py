@@ -111,7 +111,9 @@ class _Revocation:
 class Events(MethodView):
     @blp.arguments(EventListArgsSchema, location="query")
     @blp.response(200, EventListSchema)
-    @operation("listEvents", role="reader", errors=(410, 422), stream=EVENT_STREAM, csv=True)
+    # session: the console's live list streams it, signed in by its session
+    @operation("listEvents", role="reader", errors=(410, 422), stream=EVENT_STREAM, csv=True,
+               session=True)
     def get(self, args):
         """List the change feed, wait for it, or stream it
 

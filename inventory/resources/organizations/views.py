@@ -49,7 +49,7 @@ class Organization(MethodView):
         A JSON merge patch: absent fields stay as they are. With `If-Match`,
         only if the record is still at that ETag (else 412)."""
 
-    @views.deleting(force=True)  # its children refuse an unforced delete
+    @views.deleting()
     def delete(self):
         """Delete an organization
 

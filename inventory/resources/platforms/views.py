@@ -45,7 +45,7 @@ class KubePlatform(MethodView):
         A JSON merge patch; `name` and `organization` cannot change (422).
         With `If-Match`, only if the record is still at that ETag (else 412)."""
 
-    @views.deleting(force=True)  # its children refuse an unforced delete
+    @views.deleting()
     def delete(self):
         """Delete a platform
 

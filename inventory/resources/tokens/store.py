@@ -120,6 +120,15 @@ class TokenStore(ResourceStore):
         if self.feed is not None:
             self.feed.wake_all()
 
+    def live_record(self, key):
+        """The record of the token with id `key` while it still
+        authenticates, else None (a keyed read: a console session's token,
+        read on each of its requests)."""
+        if key in self.revoked_here:
+            return None
+        doc = self.collection.find_one({"_id": key})
+        return None if doc is None or doc.get(DELETING) else self.to_api(doc)
+
     def still_valid(self, key):
         """Whether the token with id `key` still authenticates (a keyed read)."""
         if key in self.revoked_here:

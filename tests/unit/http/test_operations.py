@@ -1,4 +1,6 @@
 """Each operation's declaration is what is enforced and what is documented."""
+import re
+
 import pytest
 from flask.views import MethodView
 
@@ -9,7 +11,10 @@ from tests.conftest import assert_problem
 
 @pytest.fixture
 def declared(app):
-    return app.extensions["inventory.http.operations"]
+    """The API's operations (the console's pages are declared too, but they
+    answer HTML and are not in the document: tests/api/test_console_*.py)."""
+    return {route: d for route, d in app.extensions["inventory.http.operations"].items()
+            if not d.page}
 
 
 @pytest.fixture
@@ -211,7 +216,13 @@ def test_requests_accept_the_read_only_fields_a_client_reads(client, inventory, 
 def test_rules_the_server_enforces_are_in_the_schema(document):
     labels = document["components"]["schemas"]["KubeCluster"]["properties"]["labels"]
     assert labels["maxProperties"] == 64 and "maxLength" not in labels
-    assert labels["propertyNames"]["pattern"].startswith("^[A-Za-z0-9]")
+    keys = labels["propertyNames"]  # the Kubernetes label key rule, as a client checks it
+    assert keys["maxLength"] == 253 + 1 + 63
+    assert all(re.fullmatch(keys["pattern"], key) for key in (
+        "team", "app.kubernetes.io/name", "topology.kubernetes.io/region", "a" * 63,
+        f"{'p' * 253}/{'n' * 63}"))
+    assert not any(re.fullmatch(keys["pattern"], key) for key in (
+        "", "Example.com/name", "a..b/name", "a/b/c", "-team", "team.", "a" * 64, "/name"))
     title = document["components"]["schemas"]["KubeClusterCreate"]["properties"]["title"]
     assert "\\u2028" in title["pattern"]
 

@@ -1,0 +1,123 @@
+"""The command line: `python -m inventory.agent [--dry-run] ...`.
+
+Configuration comes from the environment (`INVENTORY_URL`,
+`INVENTORY_TOKEN`, `INVENTORY_CLUSTER`, and `KUBECONFIG` or the pod's
+service account); flags override all but the token, which stays out of
+the process list. Every failure is one line on stderr, `inventory-agent:
+<kind>: <what>`, and the exit code of its kind (`failures`).
+"""
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from urllib.parse import urlsplit
+
+from inventory.agent import NAME, VERSION, posting
+from inventory.agent.cluster import DEFAULT_PAGE_SIZE, Cluster
+from inventory.agent.failures import INTERNAL, ConfigurationError, Failure
+from inventory.agent.scan import scan_body
+
+MAX_PAGE_SIZE = 5000
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line and exit 2, as every configuration failure
+        raise ConfigurationError(message)
+
+
+def _parser():
+    parser = _Parser(prog="python -m inventory.agent", description=(
+        "Scan the cluster (its API server's version, its nodes' versions, the deprecated APIs "
+        "it was asked for) and post the scan to the inventory. See docs/agent.md."))
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the scan as JSON and post nothing")
+    parser.add_argument("--kubeconfig", help="the kubeconfig (default: KUBECONFIG; else the pod's "
+                        "service account in a cluster; else ~/.kube/config)")
+    parser.add_argument("--context", help="the kubeconfig's context to use (default: its current one)")
+    parser.add_argument("--inventory-url", help="the inventory's base URL (default: INVENTORY_URL)")
+    parser.add_argument("--cluster", help="the cluster's name in the inventory "
+                        "(default: INVENTORY_CLUSTER)")
+    parser.add_argument("--page-size", type=int, default=DEFAULT_PAGE_SIZE,
+                        help=f"nodes read per request (default {DEFAULT_PAGE_SIZE})")
+    parser.add_argument("--timeout", type=float, default=30.0,
+                        help="seconds to wait for each answer, from the cluster or the inventory "
+                        "(default 30)")
+    parser.add_argument("--version", action="version", version=f"{NAME} {VERSION}")
+    return parser
+
+
+# The environment it reads (docs/agent.md): its own, not the service's settings.
+ENVIRONMENT = ("INVENTORY_URL", "INVENTORY_TOKEN", "INVENTORY_CLUSTER", "KUBECONFIG",
+               "KUBERNETES_SERVICE_HOST")  # the last: in a pod, as the client reads it
+
+
+def _destination(args, environ):
+    """The inventory's URL, the token and the cluster's name, checked
+    before the cluster is read (a scan of thousands of nodes is not made
+    only to find the token missing)."""
+    url = args.inventory_url or environ.get("INVENTORY_URL", "")
+    token = environ.get("INVENTORY_TOKEN", "")
+    cluster = args.cluster or environ.get("INVENTORY_CLUSTER", "")
+    missing = [name for name, value in (("INVENTORY_URL", url), ("INVENTORY_TOKEN", token),
+                                        ("INVENTORY_CLUSTER", cluster)) if not value]
+    if missing:
+        raise ConfigurationError(f"{', '.join(missing)} not set (or use --dry-run to post nothing)")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise ConfigurationError(f"INVENTORY_URL must be the inventory's http(s) base URL, "
+                                 f"not {url!r}")
+    if not token.isascii() or not token.isprintable() or " " in token:
+        raise ConfigurationError("INVENTORY_TOKEN must be one token of visible ASCII characters")
+    return url, token, cluster
+
+
+def run(argv, environ, stdout):
+    args = _parser().parse_args(argv)
+    if not 1 <= args.page_size <= MAX_PAGE_SIZE:
+        raise ConfigurationError(f"--page-size must be 1 to {MAX_PAGE_SIZE}")
+    if not 0 < args.timeout <= 600:
+        raise ConfigurationError("--timeout must be more than 0 and at most 600 seconds")
+    destination = None if args.dry_run else _destination(args, environ)
+    cluster = Cluster(args.kubeconfig, args.context, environ, args.timeout)
+    try:
+        scanned_on = int(time.time())
+        body = scan_body(scanned_on, cluster.git_version(), cluster.node_infos(args.page_size),
+                         cluster.kube_proxy(), cluster.metrics_lines())
+    finally:
+        cluster.close()
+    if destination is None:
+        print(json.dumps(body, indent=2), file=stdout)
+        return 0
+    url, token, name = destination
+    recorded = posting.post_scan(url, name, token, body, posting.new_key(), timeout=args.timeout)
+    print(f"recorded scan {recorded.get('id', '?')} of {name}: {body['nodes']['count']} nodes, "
+          f"server {body['server']['git_version']}, "
+          f"{len(body['deprecated_api_requests'])} deprecated APIs requested", file=stdout)
+    return 0
+
+
+def main(argv=None, environ=None, stdout=None, stderr=None):
+    """Run once; the exit code (0, or the failure's kind's: `failures`)."""
+    environ = os.environ if environ is None else environ
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    # The client and urllib3 log what they retry or skip; the one line said
+    # at the end is the whole story, so their records go nowhere.
+    quiet = logging.NullHandler()
+    root = logging.getLogger()
+    root.addHandler(quiet)
+    try:
+        return run(sys.argv[1:] if argv is None else argv, environ, stdout)
+    except Failure as failure:
+        print(f"{NAME}: {failure.kind}: {_one_line(failure)}", file=stderr)
+        return failure.exit_code
+    except Exception as error:  # a bug: still one line, and its own exit code
+        print(f"{NAME}: internal error: {type(error).__name__}: {_one_line(error)}", file=stderr)
+        return INTERNAL
+    finally:
+        root.removeHandler(quiet)
+
+
+def _one_line(text):
+    return " ".join(str(text).split())

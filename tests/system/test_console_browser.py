@@ -1,0 +1,273 @@
+"""The console in a real browser: Debian's headless Chromium, driven by
+Selenium through Debian's chromium-driver (no browser is downloaded),
+against the app served by gunicorn as the Procfile runs it.
+
+One walk a person takes: sign in, read the overview, filter, sort, page to
+the end, open a cluster, edit it into a conflict, export, watch a change
+arrive live, sign out; on every page no console error (a CSP violation is
+one), no critical or serious axe-core violation, nothing wider than 360 px.
+The screenshots of the main pages go to docs/console/ (docs/console.md),
+or, with CONSOLE_SCREENSHOTS unset, to the test's temporary folder.
+
+CONSOLE_TEST_PORT serves on that port rather than a free one."""
+import os
+import pathlib
+import shutil
+import time
+
+import pytest
+
+from tests.support.served import ROOT, Gunicorn
+
+CHROMEDRIVER = shutil.which("chromedriver")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+TOKEN = "console-browser-admin-token"
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    CHROMEDRIVER is None or CHROMIUM is None,
+    reason="no chromium and chromium-driver here (scripts/test --all installs Debian's)")]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    port = int(os.environ.get("CONSOLE_TEST_PORT") or 0) or None
+    log = tmp_path_factory.mktemp("console") / "gunicorn.log"
+    server = Gunicorn(TOKEN, log=log, port=port)
+    try:
+        _seed(server)
+        yield server
+    finally:
+        server.stop()
+
+
+def _seed(server):
+    org = server.request("POST", "/organizations", {"title": "Acme Payments"}).body["id"]
+    for name, provider in (("eks-prod", "eks"), ("gke-edge", "gke")):
+        assert server.request("POST", "/kubeplatforms", {
+            "name": name, "organization": org, "control_plane": {"provider": provider},
+            "infrastructure": {"cloud": {"provider": "aws" if provider == "eks" else "gcp"}},
+        }).status == 201
+    versions = ("1.30.6", "1.31.2", "1.32.1", "1.33.0", "1.34.1", "1.35.0")
+    for number in range(24):
+        body = {"name": f"cluster-{number:02}", "platform": ("eks-prod", "gke-edge")[number % 2],
+                "environment": ("production", "staging", "development")[number % 3],
+                "version": versions[number % len(versions)],
+                "title": f"Cluster {number}", "labels": {"team": ("core", "payments")[number % 2]},
+                "endpoint": f"https://api.c{number}.example.com:6443"}
+        assert server.request("POST", "/kubeclusters", body).status == 201
+        if number % 4:
+            server.request("POST", f"/kubeclusters/cluster-{number:02}/scans",
+                           {"scanned_on": 1763800000 + number * 3600})
+    server.request("PATCH", "/kubeclusters/cluster-03", {"labels": {"tier": "<script>1</script>"}})
+
+
+@pytest.fixture(scope="module")
+def browser(served, tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    downloads = tmp_path_factory.mktemp("downloads")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--window-size=1280,1000"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    options.add_experimental_option("prefs", {"download.default_directory": str(downloads),
+                                              "download.prompt_for_download": False})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.downloads = downloads
+    driver.base = f"http://127.0.0.1:{served.port}"
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    if os.environ.get("CONSOLE_SCREENSHOTS"):
+        folder = ROOT / "docs" / "console"
+        folder.mkdir(exist_ok=True)
+        return folder
+    return pathlib.Path(tmp_path_factory.mktemp("shots"))
+
+
+AXE = None
+
+
+def _axe_source():
+    global AXE
+    if AXE is None:
+        import axe_selenium_python
+        AXE = (pathlib.Path(axe_selenium_python.__file__).parent / "node_modules" / "axe-core"
+               / "axe.min.js").read_text()
+    return AXE
+
+
+def check_page(driver, title_words, status=None):
+    """No console error or CSP violation, a title naming the page, no critical
+    or serious axe-core violation, and nothing wider than the window.
+    `status`: the page answers it on purpose (a 422 that shows a bad
+    filter's error), which the browser logs as the page's own load failing."""
+    assert title_words in driver.title, driver.title
+    errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
+              and not (status and entry["source"] == "network"
+                       and f"status of {status} " in entry["message"])]
+    assert not errors, errors
+    driver.execute_script(_axe_source())
+    result = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']}).then(r => done(r.violations))"
+        ".catch(e => done([{id: 'axe failed', impact: 'critical', description: String(e)}]));")
+    bad = [(v["id"], v["impact"], v.get("description")) for v in result
+           if v["impact"] in ("critical", "serious")]
+    assert not bad, bad
+    width = driver.execute_script("return [document.documentElement.scrollWidth, "
+                                  "window.innerWidth]")
+    assert width[0] <= width[1], width
+
+
+def shoot(driver, path):
+    """A screenshot of the page's top, for docs/console.md."""
+    driver.execute_script("window.scrollTo(0, 0)")
+    driver.save_screenshot(str(path))
+
+
+def by_label(driver, text):
+    from selenium.webdriver.common.by import By
+    label = driver.find_element(By.XPATH, f'//label[normalize-space()="{text}"]')
+    return driver.find_element(By.ID, label.get_attribute("for"))
+
+
+def link(driver, text):
+    from selenium.webdriver.common.by import By
+    return driver.find_element(By.XPATH, f'//a[normalize-space()="{text}"]')
+
+
+def button(driver, text):
+    from selenium.webdriver.common.by import By
+    return driver.find_element(By.XPATH, f'//button[normalize-space()="{text}"]')
+
+
+def rows(driver):
+    from selenium.webdriver.common.by import By
+    return [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "tbody th[scope=row]")]
+
+
+def wait_for(condition, timeout=15):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def test_a_person_walks_the_console(browser, served, shots):
+    from selenium.webdriver.common.by import By
+
+    driver = browser
+    driver.get(driver.base + "/ui/clusters")
+    assert "/ui/sign-in" in driver.current_url
+    check_page(driver, "Sign in")
+    shoot(driver, shots / "sign-in.png")
+    by_label(driver, "Token").send_keys(TOKEN)
+    button(driver, "Sign in").click()
+    wait_for(lambda: "/ui/clusters" in driver.current_url)
+
+    # the overview
+    link(driver, "Overview").click()
+    wait_for(lambda: driver.title.startswith("Fleet overview"))
+    assert driver.find_element(By.TAG_NAME, "h1").text == "Fleet overview"
+    assert "Upgrade readiness" in driver.page_source
+    check_page(driver, "Fleet overview")
+    shoot(driver, shots / "overview.png")
+
+    # filter, sort, page to the end
+    link(driver, "Clusters").click()
+    field = by_label(driver, "Filter")
+    field.send_keys('environment="production"')
+    field.submit()
+    wait_for(lambda: "filter=" in driver.current_url)
+    assert rows(driver) and all(driver.find_element(
+        By.XPATH, f'//tbody/tr[th="{name}"]/td[1]').text == "production" for name in rows(driver))
+    link(driver, "Version").click()
+    wait_for(lambda: "order_by=version" in driver.current_url)
+    driver.get(driver.current_url + "&limit=3")
+    seen = rows(driver)
+    while driver.find_elements(By.XPATH, '//a[normalize-space()="Next"]'):
+        link(driver, "Next").click()
+        seen += rows(driver)
+        assert link(driver, "First")
+    assert len(seen) == len(set(seen)) == 8
+    check_page(driver, "Clusters")
+    link(driver, "First").click()
+    shoot(driver, shots / "clusters.png")
+
+    # export the whole match: the file the API's format=csv answers
+    driver.execute_cdp_cmd("Page.setDownloadBehavior", {
+        "behavior": "allow", "downloadPath": str(driver.downloads)})
+    link(driver, "Export CSV").click()
+    exported = wait_for(lambda: [path for path in driver.downloads.glob("*.csv")])
+    wait_for(lambda: exported[0].stat().st_size > 0 and not list(
+        driver.downloads.glob("*.crdownload")))
+    lines = exported[0].read_text().splitlines()
+    assert lines[0].startswith("id,name,platform")
+    assert sorted(line.split(",")[1] for line in lines[1:]) == sorted(seen)
+
+    # a bad filter: its error beside the field
+    field = by_label(driver, "Filter")
+    field.clear()
+    field.send_keys('versio="1.31"')
+    field.submit()
+    error = wait_for(lambda: driver.find_elements(By.ID, "filter-error"))
+    assert "versio" in error[0].text
+    check_page(driver, "Clusters", status=422)
+
+    # 360 px wide
+    driver.set_window_size(360, 800)
+    driver.get(driver.base + "/ui/clusters")
+    check_page(driver, "Clusters")
+    shoot(driver, shots / "clusters-360.png")
+    driver.set_window_size(1280, 1000)
+
+    # a cluster, and an edit that meets a change made meanwhile
+    link(driver, "cluster-03").click()
+    wait_for(lambda: driver.title.startswith("Cluster cluster-03"))
+    assert "<script>1</script>" in driver.find_element(By.TAG_NAME, "main").text
+    check_page(driver, "Cluster cluster-03")
+    shoot(driver, shots / "cluster.png")
+    link(driver, "Edit").click()
+    title = by_label(driver, "Title")
+    title.clear()
+    title.send_keys("Mine")
+    assert served.request("PATCH", "/kubeclusters/cluster-03", {"title": "Theirs"}).status == 200
+    button(driver, "Save").click()
+    wait_for(lambda: "changed while you edited it" in driver.page_source)
+    check_page(driver, "Edit cluster cluster-03", status=412)
+    shoot(driver, shots / "edit-conflict.png")
+    assert served.request("GET", "/kubeclusters/cluster-03").body["title"] == "Theirs"
+
+    # the latest changes, live
+    driver.get(driver.base + "/ui/")
+    wait_for(lambda: driver.title.startswith("Fleet overview"))
+    time.sleep(1)  # the stream connects
+    served.request("PATCH", "/kubeclusters/cluster-07", {"description": "seen live"})
+    fresh = wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#live-changes li.fresh"))
+    assert "/kubeclusters/cluster-07" in fresh[0].text
+    check_page(driver, "Fleet overview")
+
+    # tokens, for an admin
+    link(driver, "Tokens").click()
+    check_page(driver, "Tokens")
+    shoot(driver, shots / "tokens.png")
+
+    # sign out: the pages are closed again
+    button(driver, "Sign out").click()
+    wait_for(lambda: "/ui/sign-in" in driver.current_url)
+    driver.get(driver.base + "/ui/clusters")
+    assert "/ui/sign-in" in driver.current_url
+    check_page(driver, "Sign in")
