@@ -128,9 +128,9 @@ class ClusterStore(ResourceStore):
                                     *parts, *fields], 1)
         turns, done, after = Turns(), 0, None
         while True:  # in slices of keys: no read holds the store for the whole pass
-            docs = self.collection.find(
+            docs = list(self.collection.find(
                 all_of(query, None if after is None else {"_id": {"$gt": after}}), projection,
-                sort=[("_id", 1)], limit=REWRITE_SLICE)
+                sort=[("_id", 1)], limit=REWRITE_SLICE))
             for doc in docs:
                 dated = LIFECYCLES.support_dates(doc.get(DISTRIBUTION_FIELD, "upstream"),
                                                  doc["version"], day)
