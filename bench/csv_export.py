@@ -11,8 +11,10 @@ server, request log off), on N seeded clusters (bench/seeding.py):
 - "CSV: first byte": the same until its first chunk (the count walk: what
   the whole-or-nothing promise costs before the first byte).
 
-Each is the median of --rounds after one warm-up, as seconds and rows/s;
-the ratio is CSV over JSON pages in the same run. Also a filtered and
+Each is the median of --rounds after one warm-up, the three taking turns
+within each round (the machine is shared: a burst of load falls on all
+three alike), as seconds and rows/s; the ratio is CSV over JSON pages in
+the same run. Also a filtered and
 ordered export (production clusters by version), the JSON walk's the same.
 Appends its table to csv_export.txt.
 
@@ -67,10 +69,18 @@ def csv_export(client, query, first_byte_only=False):
     return time.perf_counter() - started, lines
 
 
-def median(run, rounds):
-    run()  # warm up
-    results = [run() for _ in range(rounds)]
-    return statistics.median(seconds for seconds, _ in results), results[0][1]
+def interleaved(runs, rounds):
+    """[(median seconds, what the first round counted)] of each of `runs`,
+    run in turn within each round (after a warm-up of each), so that a
+    burst of load on the shared machine falls on all of them alike."""
+    for run in runs:
+        run()
+    results = [[] for _ in runs]
+    for _ in range(rounds):
+        for run, found in zip(runs, results):
+            found.append(run())
+    return [(statistics.median(seconds for seconds, _ in found), found[0][1])
+            for found in results]
 
 
 def measure(n, rounds):
@@ -84,9 +94,9 @@ def measure(n, rounds):
     client.environ_base["HTTP_AUTHORIZATION"] = "Bearer bench"
     found = {}
     for name, query in QUERIES.items():
-        pages, records = median(lambda: json_pages(client, query), rounds)
-        whole, rows = median(lambda: csv_export(client, query), rounds)
-        first, _ = median(lambda: csv_export(client, query, True), rounds)
+        (pages, records), (whole, rows), (first, _) = interleaved(
+            [lambda: json_pages(client, query), lambda: csv_export(client, query),
+             lambda: csv_export(client, query, True)], rounds)
         if rows != records:
             raise SystemExit(f"{name}: {rows} CSV rows, {records} JSON records")
         found[name] = (records, pages, whole, first)

@@ -185,7 +185,8 @@ separated by commas, each optionally followed by `desc`. This list can be
 ordered by {orderings}. Ties are broken by the record's key; absent, the
 list is in key order. Versions sort as versions, timestamps as instants,
 and a missing value (`last_scanned_on` before the first scan) first, or
-last with `desc`. A page costs the same at any depth."""
+last with `desc`; but a missing support date (none known or announced)
+after every date, or first with `desc`. A page costs the same at any depth."""
 
 
 def limit_field():

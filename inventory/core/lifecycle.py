@@ -19,6 +19,11 @@ from inventory.core.versions import parts_key, version_parts
 # Stored beside each cluster: its platform's provider, the lifecycle that
 # provider follows, and its version's sort key (filters and summaries use them).
 PROVIDER_FIELD, DISTRIBUTION_FIELD, VERSION_KEY_FIELD = "_provider", "_distribution", "_version_key"
+# ... and its support dates, which its order keys are made of (`order_by`):
+# all_ends_on as the data says it, ends_on for the day they were last worked
+# out (kept up to date as the days pass: inventory/resources/clusters/store.py)
+SUPPORT_DATE_FIELDS = {"support.ends_on": "_support_ends_on",
+                       "support.all_ends_on": "_support_all_ends_on"}
 DATA_PATH = Path(__file__).parent / "data" / "kubernetes-lifecycle.json"
 ENDING_WITHIN = datetime.timedelta(days=90)
 DISTRIBUTIONS = ("upstream", "eks", "gke", "aks")
@@ -139,6 +144,13 @@ class Lifecycles:
                 "source": self.as_of,
             },
         }
+
+    def support_dates(self, distribution, version, day):
+        """{stored field: ISO day or None} of the support dates (see
+        SUPPORT_DATE_FIELDS) of a cluster of `distribution` at `version` on `day`."""
+        support = self.support(distribution, version, day)
+        return {stored: support[field.removeprefix("support.")]
+                for field, stored in SUPPORT_DATE_FIELDS.items()}
 
     def status_of_minor(self, distribution, minor, day):
         """The status of a minor version (`"1.31"`, or None) in a distribution on `day`."""

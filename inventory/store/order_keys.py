@@ -9,6 +9,10 @@ The design, and why: docs/design/paging.md"""
 NULL_FIRST, END_ASCENDING = " ", "!"     # both below "0"
 NULL_LAST, END_DESCENDING = "\x7f", "~"  # both above "f"
 _INT64 = 1 << 63
+# Kinds whose missing value means "none yet, or never": a support date not
+# known or not announced sorts after every date, so that what ends soonest
+# comes first and what has no end comes last (first with `desc`).
+LATEST_WHEN_MISSING = frozenset({"support_date"})
 
 
 def _value_bytes(value, kind):
@@ -20,7 +24,7 @@ def _value_bytes(value, kind):
 def component(value, kind, descending):
     """One field's part of an order key."""
     if value is None:
-        return NULL_LAST if descending else NULL_FIRST
+        return NULL_LAST if descending != (kind in LATEST_WHEN_MISSING) else NULL_FIRST
     data = _value_bytes(value, kind)
     if descending:
         return bytes(255 - byte for byte in data).hex() + END_DESCENDING

@@ -6,6 +6,8 @@ from inventory.core import ordering
 from inventory.core.versions import version_parts
 
 TIMESTAMPS = {"created_on", "last_modified_on"}
+# a support date not known or not announced: after every date (never ends)
+LATEST_WHEN_MISSING = {"support.ends_on", "support.all_ends_on"}
 
 
 def value(record, field):
@@ -35,8 +37,9 @@ class Reversed:
 
 def expected(records, order_by, key_field):
     """`records` in the order `order_by` asks for, sorted here: missing
-    values first ascending (last descending), ties by the key in the
-    direction of the first field."""
+    values first ascending (last descending), but missing support dates
+    last ascending (first descending), ties by the key in the direction of
+    the first field."""
     asked = ordering.parse(order_by)
     backwards = asked.fields[0][1]
     canonical = asked.reversed() if backwards else asked
@@ -46,6 +49,8 @@ def expected(records, order_by, key_field):
         for field, descending in canonical.fields:
             found = value(record, field)
             part = (found is not None, found if found is not None else 0)
+            if field in LATEST_WHEN_MISSING:
+                part = (found is None, found or "")
             parts.append(Reversed(part) if descending else part)
         return (*parts, record[key_field])
     ordered = sorted(records, key=sort_key)

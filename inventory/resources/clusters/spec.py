@@ -32,7 +32,9 @@ SPEC = ResourceSpec(
     read_defaults={"last_scanned_on": None, "endpoint": None, "observed": None},
     orderings=Orderings.of("name", "environment", "version", "created_on", "last_modified_on",
                            "last_scanned_on", "environment, version",
-                           "environment, version desc"),
+                           "environment, version desc",
+                           # kept with the dates of today (ClusterStore.order_fields)
+                           "support.ends_on", "support.all_ends_on"),
     # group_by field -> the stored fields its value is made of (and `labels.<key>`)
     group_fields={"organization": ("organization",), "platform": ("platform",),
                   "environment": ("environment",), "version": (VERSION_KEY_FIELD,),

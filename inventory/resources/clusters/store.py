@@ -1,5 +1,9 @@
-"""KubeClusters: versions kept with a sortable key, support worked out per day, summaries."""
+"""KubeClusters: versions kept with a sortable key, support worked out per day
+(and its dates kept for `order_by`, day by day), summaries.
+
+The design, and why: docs/design/lifecycle.md"""
 import heapq
+from datetime import date, timedelta
 
 import orjson
 
@@ -17,14 +21,16 @@ from inventory.core.lifecycle import (
     LIFECYCLES,
     PROVIDER_FIELD,
     STATUSES,
+    SUPPORT_DATE_FIELDS,
     VERSION_KEY_FIELD,
     distribution_of,
     minor_of,
     today,
 )
+from inventory.core.turns import Turns
 from inventory.core.versions import version_key, version_parts
 from inventory.resources.clusters.spec import OBSERVED_VERSION_KEY_FIELD, SPEC
-from inventory.resources.clusters.support import SUPPORT_FILTERS
+from inventory.resources.clusters.support import SUPPORT_FILTERS, clusters_where
 from inventory.store.base import LIVE, REVISION, UPDATE_ATTEMPTS, ResourceStore, new_revision
 from inventory.store.document_keys import api_map, stored_key, stored_map
 from inventory.store.events import OUTBOX, OUTBOX_SINCE, changes_between
@@ -36,6 +42,10 @@ from inventory.store.pages import all_of
 # memory (and start-up) of the objects it holds (docs/design/readiness.md);
 # and the failing checks' keys `:blockers` counts clusters by.
 OBSERVATIONS_FIELD, CHECKS_FIELD, BLOCKERS_FIELD = "_observations", "_checks", "_blockers"
+# The settings document saying which day and lifecycle data the clusters'
+# stored support dates are for.
+SUPPORT_DATES = "support-dates"
+REWRITE_SLICE = 500  # clusters read at once by a rewrite of their support dates
 
 
 class ClusterStore(ResourceStore):
@@ -49,13 +59,107 @@ class ClusterStore(ResourceStore):
     immutable_fields = ("name", "platform")
     platforms = None  # the parent collection, set by Store
 
+    def __init__(self, db):
+        super().__init__(db)
+        self.settings = db.settings
+        # (day, lifecycle data) the stored support dates were last seen to be
+        # for, by this process: looked up once a day, not on every page
+        self._support_dates_for = None
+
     def stored_name(self, field):
-        # versions compare through a sortable key kept beside them
+        # versions compare through a sortable key kept beside them, support
+        # dates through the dates kept for their order keys
         if field == "version":
             return VERSION_KEY_FIELD
         if field == "observed.version":
             return OBSERVED_VERSION_KEY_FIELD
-        return super().stored_name(field)
+        return SUPPORT_DATE_FIELDS.get(field) or super().stored_name(field)
+
+    # -- support dates in order keys ----------------------------------------
+    # `order_by=support.ends_on` and `support.all_ends_on` walk order keys
+    # like any ordering; their dates are kept in the record, worked out for
+    # today from its distribution and version by every write of its order
+    # keys, and rewritten as the days pass (refresh_support_dates).
+
+    def order_fields(self, doc, changed=None):
+        """The order keys of `doc`, with its support dates for today when
+        they are among them (their stored fields too, so that the keys and
+        the dates are always written together)."""
+        dated = None
+        if changed is None or "version" in changed or not SUPPORT_DATE_FIELDS.keys().isdisjoint(
+                changed):
+            dated = LIFECYCLES.support_dates(doc.get(DISTRIBUTION_FIELD, "upstream"),
+                                             doc["version"], today())
+            doc = {**doc, **dated}
+            changed = None if changed is None else {*changed, *SUPPORT_DATE_FIELDS}
+        fields = super().order_fields(doc, changed)
+        return fields if dated is None else {**dated, **fields}
+
+    def list(self, request):
+        if request.ordering is not None and not SUPPORT_DATE_FIELDS.keys().isdisjoint(
+                name for name, _ in request.ordering.fields):
+            self.refresh_support_dates()
+        return super().list(request)
+
+    def refresh_support_dates(self, day=None):
+        """Make the stored support dates and their order keys those of `day`
+        (today) and of the lifecycle data in use; how many clusters changed.
+
+        The settings document SUPPORT_DATES says which day and data the
+        stored dates are for. With other data (a release with refreshed
+        lifecycle data), every cluster is looked at; on a later day, only
+        the clusters whose minor's `ends_on` differs between that day (less
+        one: a write in flight across its midnight may have used the day
+        before) and `day`: a few minors a year, each on the days its status
+        changes. Idempotent: processes that refresh at once write the same."""
+        day = day or today()
+        wanted = {"day": day.isoformat(), "data": LIFECYCLES.as_of}
+        if self._support_dates_for == wanted:
+            return 0
+        kept = self.settings.find_one({"_id": SUPPORT_DATES}) or {}
+        if kept.get("data") != wanted["data"] or not kept.get("day"):
+            done = self.rewrite_support_dates({}, day)
+        elif kept["day"] != wanted["day"]:
+            before = date.fromisoformat(kept["day"]) - timedelta(days=1)
+            moved = clusters_where(
+                lambda cycle: cycle is not None and cycle.ends_on(before) != cycle.ends_on(day))
+            done = 0 if moved is None else self.rewrite_support_dates(moved, day)
+        else:
+            done = 0
+        self.settings.update_one({"_id": SUPPORT_DATES}, {"$set": wanted}, upsert=True)
+        self._support_dates_for = wanted
+        return done
+
+    def rewrite_support_dates(self, query, day):
+        """Write the support dates of `day`, and the order keys made of them,
+        into the clusters matching `query` whose stored ones differ; how
+        many. Each write is conditioned on the version it was worked out
+        from; a write that changed it meanwhile wrote its own."""
+        parts = [path for _, _, names, key_parts in self._order_keys
+                 if not names.isdisjoint(SUPPORT_DATE_FIELDS) for path, _, _ in key_parts]
+        fields = [field for ordering, field in self.kept_orderings()
+                  if not SUPPORT_DATE_FIELDS.keys().isdisjoint(n for n, _ in ordering.fields)]
+        projection = dict.fromkeys(["version", DISTRIBUTION_FIELD, *SUPPORT_DATE_FIELDS.values(),
+                                    *parts, *fields], 1)
+        turns, done, after = Turns(), 0, None
+        while True:  # in slices of keys: no read holds the store for the whole pass
+            docs = list(self.collection.find(
+                all_of(query, None if after is None else {"_id": {"$gt": after}}), projection,
+                sort=[("_id", 1)], limit=REWRITE_SLICE))
+            for doc in docs:
+                dated = LIFECYCLES.support_dates(doc.get(DISTRIBUTION_FIELD, "upstream"),
+                                                 doc["version"], day)
+                written = {**dated, **super().order_fields({**doc, **dated},
+                                                           SUPPORT_DATE_FIELDS)}
+                if any(field not in doc or doc[field] != value
+                       for field, value in written.items()):
+                    done += self.collection.update_one(
+                        {"_id": doc["_id"], "version": doc["version"]},
+                        {"$set": written}).modified_count
+                turns.check()
+            if len(docs) < REWRITE_SLICE:
+                return done
+            after = docs[-1]["_id"]
 
     def key_filter(self, key):
         # Addressable by slug or by `k8scl_` id; slugs cannot contain "_".
@@ -97,7 +201,9 @@ class ClusterStore(ResourceStore):
 
     def add_missing_fields(self):
         """Give clusters written before lifecycles existed their platform's
-        provider, and those written before readiness theirs; how many."""
+        provider, those written before readiness theirs, and those written
+        before their support dates were kept (or with other lifecycle data)
+        their dates; how many."""
         done = self.add_missing_readiness()
         for doc in self.collection.find({DISTRIBUTION_FIELD: {"$exists": False}},
                                         {"_id": 1, "platform": 1}):
@@ -106,7 +212,10 @@ class ClusterStore(ResourceStore):
                 done += self.collection.update_one(
                     {"_id": doc["_id"], DISTRIBUTION_FIELD: {"$exists": False}},
                     {"$set": self.distribution_fields(platform)}).modified_count
-        return done
+        self._support_dates_for = None  # looked at again, whatever this process saw
+        done += self.rewrite_support_dates(
+            {SUPPORT_DATE_FIELDS["support.all_ends_on"]: {"$exists": False}}, today())
+        return done + self.refresh_support_dates()
 
     def create(self, body, principal, scope=None):
         platform_name = body["platform"]

@@ -55,6 +55,15 @@ def _in_version_ranges(ranges_of):
     return clauses[0] if len(clauses) == 1 else {"$or": clauses}
 
 
+def clusters_where(keep):
+    """The query of the clusters whose minor's Cycle in their distribution
+    `keep` keeps (it is given None for versions not in the data); None
+    when it keeps none."""
+    query = _in_version_ranges(
+        lambda distribution: LIFECYCLES.version_ranges_where(distribution, keep))
+    return None if query is _NOTHING else query
+
+
 def support_status_query(node):
     """`support.status` compared with a status: for each distribution, the
     ranges of version keys whose minor has that status today. The rest of
