@@ -8,7 +8,10 @@ import createClient from "openapi-fetch";
 import type { paths } from "./schema.js";
 
 const [baseUrl = "", token = ""] = process.argv.slice(2);
-const client = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${token}` } });
+// A list answers JSON or, asked for it, CSV (format=csv): the client says
+// which media it reads, JSON and problem+json, so a page types as JSON.
+const client = createClient<paths, `application/${string}json`>({
+  baseUrl, headers: { Authorization: `Bearer ${token}` } });
 
 function check(condition: boolean, what: string): asserts condition {
   if (!condition) throw new Error(what);
