@@ -100,10 +100,6 @@ def connect(config):
                              config.INVENTORY_FSYNC)
 
 
-# What the pass below gives records written before it existed, besides order keys.
-_DERIVED = ("clusters.distribution", "clusters.readiness")
-
-
 class Store:
     """The resource collections, the change feed, the idempotency keys and
     the console's sessions over one database. `resources` are (spec, store
@@ -172,9 +168,11 @@ class Store:
         self.organizations.quotas.count_uncounted()  # written before quotas existed
         declared = {resource.collection.name: [field for _, field in resource.kept_orderings()]
                     for resource in self.listed()}
-        # (the fields worked out for records written before they existed
+        # (the fields each resource gives records written before they existed
         # are named too: a new one makes the pass run once more)
-        marker = {"_id": "order-keys", "value": declared, "derived": list(_DERIVED)}
+        backfilled = {resource.collection.name: list(resource.backfilled)
+                      for resource in self.listed() if resource.backfilled}
+        marker = {"_id": "order-keys", "value": declared, "derived": backfilled}
         if unless_known and self.db.settings.find_one({"_id": "order-keys"}) == marker:
             return
         for resource in self.listed():
@@ -182,7 +180,7 @@ class Store:
             resource.add_missing_fields()
         if unless_known:
             self.db.settings.update_one({"_id": "order-keys"}, {"$set": {
-                "value": declared, "derived": list(_DERIVED)}}, upsert=True)
+                "value": declared, "derived": backfilled}}, upsert=True)
 
     def expiring(self):
         """(collection, field, seconds): the records kept for a time after

@@ -248,6 +248,8 @@ class ResourceStore:
             if self.scope_field not in (None, "_id"):
                 yield [(self.scope_field, 1), (field, 1)]
 
+    backfilled = ()  # the stored fields add_missing_fields gives records (named: a new one reruns it)
+
     def add_missing_fields(self):
         """Give records written before a stored field existed their value
         (run by `create-indexes`, so at each release); how many. A resource

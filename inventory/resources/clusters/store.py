@@ -54,6 +54,7 @@ class ClusterStore(ResourceStore):
     # an update's event lists the version, and of readiness its status
     computed_fields = ("support", "readiness.target", "readiness.checks")
     computed_filters = SUPPORT_FILTERS
+    backfilled = ("distribution", "readiness", "support dates")  # add_missing_fields
     key_field = "name"
     scope_field = "organization"
     immutable_fields = ("name", "platform")
