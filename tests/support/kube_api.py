@@ -54,7 +54,37 @@ class Request:
         self.path, self.query, self.headers = path, query, headers
 
 
-class KubeApi:
+class LoopbackServer:
+    """A threaded HTTP server on a free loopback port (`url`), serving a
+    handler class until `close()`: the fake API server's and the agent
+    tests' fake inventory's."""
+
+    def serve(self, handler):
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def send(handler, status, headers, data):
+    """Answer `status` with `headers` and the bytes `data`; nothing if the
+    client gave up meanwhile (a timeout test)."""
+    try:
+        handler.send_response(status)
+        for name, value in headers.items():
+            handler.send_header(name, value)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+    except OSError:
+        pass
+
+
+class KubeApi(LoopbackServer):
     """The fake API server; set its attributes before the agent runs."""
 
     def __init__(self, nodes=(), daemon_set=None, metrics=METRICS, token=TOKEN):
@@ -83,26 +113,12 @@ class KubeApi:
                 status, content_type, body = api._answer(url.path, parse_qs(url.query),
                                                          self.headers.get("Authorization"))
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", content_type)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass  # the client gave up (a timeout test)
+                send(self, status, {"Content-Type": content_type}, data)
 
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.serve(Handler)
 
     def paths(self):
         return [request.path for request in self.requests]

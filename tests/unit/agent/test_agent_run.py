@@ -7,21 +7,28 @@ import json
 import re
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from inventory.agent import NAME, VERSION, posting
-from tests.support.kube_api import EXEC_PLUGIN, KubeApi, daemonset, kubeconfig, node
+from tests.support.kube_api import (
+    EXEC_PLUGIN,
+    KubeApi,
+    LoopbackServer,
+    daemonset,
+    kubeconfig,
+    node,
+    send,
+)
 from tests.support.served import ROOT, free_port
 
 CONFIGURATION, CLUSTER, INVENTORY = 2, 3, 4
 SCAN_ID = "k8scs_0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
 
 
-class Inventory:
+class Inventory(LoopbackServer):
     """The inventory's side: records each POST (path, headers, body) and
     answers as told, one answer per request (then 201 with a scan)."""
 
@@ -41,28 +48,13 @@ class Inventory:
                 time.sleep(inventory.delay)
                 status, headers, answer = (inventory.answers.pop(0) if inventory.answers else
                                            (201, {}, {"id": SCAN_ID, "scanned_on": 1}))
-                data = json.dumps(answer).encode()
-                try:
-                    self.send_response(status)
-                    for name, value in {"Content-Type": "application/json", **headers}.items():
-                        self.send_header(name, value)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass
+                send(self, status, {"Content-Type": "application/json", **headers},
+                     json.dumps(answer).encode())
 
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.serve(Handler)
 
 
 def problem(status, detail, errors=()):
