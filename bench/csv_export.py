@@ -22,16 +22,13 @@ Appends its table to csv_export.txt.
 """
 import argparse
 import datetime
-import logging
 import os
 import statistics
 import sys
 import time
 
-from app import create_app
 from bench.filter_cost import revision
-from bench.seeding import seed
-from inventory.config import Config
+from bench.seeding import seeded_app
 
 QUERIES = {  # name -> query of GET /kubeclusters
     "every cluster": {},
@@ -84,14 +81,7 @@ def interleaved(runs, rounds):
 
 
 def measure(n, rounds):
-    app = create_app(Config(TESTING=True, INVENTORY_ADMIN_TOKEN="bench"))
-    logging.getLogger("inventory").setLevel(logging.WARNING)  # no log line per request
-    store = app.extensions["inventory.store"]
-    started = time.monotonic()
-    seed(store, n)
-    seeded_in = time.monotonic() - started
-    client = app.test_client()
-    client.environ_base["HTTP_AUTHORIZATION"] = "Bearer bench"
+    app, store, client, seeded_in = seeded_app(n)
     found = {}
     for name, query in QUERIES.items():
         (pages, records), (whole, rows), (first, _) = interleaved(

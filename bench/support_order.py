@@ -23,16 +23,13 @@ Appends its table to support_order.txt.
 """
 import argparse
 import datetime
-import logging
 import os
 import statistics
 import sys
 import time
 
-from app import create_app
 from bench.filter_cost import revision
-from bench.seeding import seed
-from inventory.config import Config
+from bench.seeding import seeded_app
 from inventory.core.lifecycle import LIFECYCLES, SUPPORT_DATE_FIELDS
 from inventory.http.continuation import tokens
 from inventory.resources.clusters.store import SUPPORT_DATES
@@ -71,14 +68,7 @@ def timed(run):
 
 
 def measure(n, rounds):
-    app = create_app(Config(TESTING=True, INVENTORY_ADMIN_TOKEN="bench"))
-    logging.getLogger("inventory").setLevel(logging.WARNING)  # no log line per request
-    store = app.extensions["inventory.store"]
-    started = time.monotonic()
-    seed(store, n)
-    seeded_in = time.monotonic() - started
-    client = app.test_client()
-    client.environ_base["HTTP_AUTHORIZATION"] = "Bearer bench"
+    app, store, client, seeded_in = seeded_app(n)
     found = {}
     for order_by in ORDERS:
         found[f"first page, order_by={order_by}"] = (
