@@ -237,12 +237,13 @@ class KubeClusterSchema(BodySchema):
                                             "minimum": 0, "maximum": MAX_SCANNED_ON})
     support = fields.Nested(SupportSchema, dump_only=True, required=True, metadata={
         "description": "Computed when read, for today: never stored."})
-    observed = fields.Nested(ObservedSchema, dump_only=True, required=True, allow_none=True,
-                             metadata={"description": "From the newest scan (by "
-                                       "`scanned_on`) that observed the API server; null "
-                                       "when none did."})
-    # the store answers it fresh and in this shape (a copy of what it
-    # stored): a list page does not walk it again (bench/observations.py)
+    # `observed` and `readiness`: the store answers them fresh and in this
+    # shape (copies of what it stored; the checks as their stored JSON
+    # text): a list page does not walk them again (bench/observations.py)
+    observed = DumpedAsIs(ObservedSchema, dump_only=True, required=True, allow_none=True,
+                          metadata={"description": "From the newest scan (by "
+                                    "`scanned_on`) that observed the API server; null "
+                                    "when none did."})
     readiness = DumpedAsIs(UpgradeReadinessSchema, dump_only=True, required=True, metadata={
         "description": "Computed when a scan or the recorded version changes, and stored."})
     created_by, created_on, last_modified_by, last_modified_on = audit_fields()

@@ -11,6 +11,7 @@ The design, and why: docs/design/lifecycle.md"""
 import datetime
 import functools
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,9 +32,18 @@ STATUSES = ("supported", "ending", "extended", "unsupported", "unknown")
 _MANAGED = frozenset({"eks", "gke", "aks"})
 
 
+_TODAY = (None, None)  # (days since the epoch, that date), one tuple: a page asks once per record
+
+
 def today():
     """The day support is computed for: today, in UTC."""
-    return datetime.datetime.now(datetime.timezone.utc).date()
+    global _TODAY
+    number, day = _TODAY
+    if number != int(time.time() // 86400):
+        number = int(time.time() // 86400)
+        day = datetime.datetime.fromtimestamp(number * 86400, datetime.timezone.utc).date()
+        _TODAY = (number, day)
+    return day
 
 
 def distribution_of(provider):

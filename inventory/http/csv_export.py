@@ -31,6 +31,7 @@ from marshmallow import fields
 
 from inventory.core.caps import MAX_CSV_COLUMNS, MAX_CSV_ROWS, REQUEST_TIMEOUT
 from inventory.core.filtering import path_text
+from inventory.core.json_text import plain
 from inventory.core.turns import Turns
 from inventory.http.dumping import compiled_dump
 from inventory.http.errors import RequestError
@@ -76,7 +77,7 @@ def cell(value):
         return "true" if value else "false"
     if kind is int or kind is float:
         return repr(value)
-    return neutralised(orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
+    return neutralised(orjson.dumps(plain(value), option=orjson.OPT_SORT_KEYS).decode())
 
 
 class Columns:

@@ -8,6 +8,7 @@ more. Deletes and creates follow one protocol:
 
 The design, and why: docs/design/writes-and-deletes.md"""
 import secrets
+from datetime import datetime
 from functools import cached_property
 
 import orjson
@@ -48,17 +49,45 @@ UPDATE_ATTEMPTS = 10  # read-check-write rounds before an update gives up (409)
 CASCADE_BATCH = 100
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+# immutable: a record shares them with the stored document (datetime: the audit times)
+_SCALARS = frozenset({str, int, float, bool, type(None), datetime})
 
 
 def _copied(value):
     """A copy of a stored value's objects and arrays as dicts and lists
     (anything else in a stored document is immutable)."""
-    if isinstance(value, dict):
-        return {k: v if v.__class__ in _SCALARS else _copied(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    kind = value.__class__
+    if kind is dict:  # most are flat (labels, `observed`): copied in C, then what nests
+        copy = value.copy()
+        for k, v in value.items():
+            if v.__class__ not in _SCALARS:
+                copy[k] = _copied(v)
+        return copy
+    if kind is list or kind is tuple:
         return [v if v.__class__ in _SCALARS else _copied(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copied(v) for v in value]
     return value
+
+
+_SHOWN_FIELDS = {}  # a document's field names: those it shows
+_SHAPES_KEPT = 1024  # distinct sets of field names remembered (begun again past it)
+
+
+def _shown_fields(doc):
+    """The fields of `doc` a record shows: all but the store's own (starting
+    with "_": `_id`, marks, sort keys, what is stored as text). Worked out
+    once per set of field names: the documents of a collection share a few,
+    and a cluster's has more of the store's own fields than shown ones."""
+    names = tuple(doc)
+    shown = _SHOWN_FIELDS.get(names)
+    if shown is None:
+        if len(_SHOWN_FIELDS) >= _SHAPES_KEPT:
+            _SHOWN_FIELDS.clear()
+        shown = _SHOWN_FIELDS[names] = tuple(k for k in names if k[:1] != "_")
+    return shown
 
 
 def new_revision():
@@ -192,9 +221,9 @@ class ResourceStore:
         copies, made in the same walk, so no caller can change the store
         through it."""
         record = Record({self.key_field: doc["_id"]})
-        # fields starting with "_" are the store's own (`_id`, marks, sort keys)
-        record.update({k: v if v.__class__ in _SCALARS else _copied(v)
-                       for k, v in doc.items() if k[:1] != "_"})
+        for k in _shown_fields(doc):
+            v = doc[k]
+            record[k] = v if v.__class__ in _SCALARS else _copied(v)
         for name, value in self.read_defaults.items():
             record.setdefault(name, value)
         record.revision = doc.get(REVISION)

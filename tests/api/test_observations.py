@@ -301,6 +301,7 @@ def events_of(client, cluster):
 def test_a_scan_that_changes_observed_or_readiness_status_is_a_cluster_update(client, inventory):
     cluster = inventory.cluster(version="1.30.4")
     post_scan(client, cluster["name"], 100)
+    current = client.get(f"/kubeclusters/{cluster['name']}").get_json()
     (created, updated) = events_of(client, cluster["name"])
     assert updated["type"] == "kubecluster.updated"
     fields = updated["changes"]
@@ -309,6 +310,10 @@ def test_a_scan_that_changes_observed_or_readiness_status_is_a_cluster_update(cl
                                                       "minor": "1.30"}}
     assert set(fields) == {"observed", "readiness.status"}
     assert updated["object"]["readiness"]["status"] == "error"
+    # the record as it was: its checks (answered as their stored text) stored as values
+    assert updated["object"]["readiness"] == current["readiness"]
+    assert [check["id"] for check in updated["object"]["readiness"]["checks"]] == [
+        "observed-version", "kubelet-skew", "kube-proxy-skew", "deprecated-apis"]
     assert updated["object"]["observed"]["scanned_on"] == 100
     # the same observations again, newer: which scan observed it moves, silently
     count = len(events_of(client, cluster["name"]))

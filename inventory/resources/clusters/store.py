@@ -15,6 +15,7 @@ from inventory.core.errors import (
 )
 from inventory.core.grouping import MAX_GROUPS, label_key
 from inventory.core.ids import new_id
+from inventory.core.json_text import JSONText
 from inventory.core.labels import MAX_LABELS
 from inventory.core.lifecycle import (
     DISTRIBUTION_FIELD,
@@ -179,7 +180,7 @@ class ClusterStore(ResourceStore):
                                      day or today())
         record["support"] = support
         if CHECKS_FIELD in doc:  # `readiness` holds the target and status, for queries
-            record["readiness"]["checks"] = orjson.loads(doc[CHECKS_FIELD])
+            record["readiness"]["checks"] = JSONText(doc[CHECKS_FIELD])  # answered as it is
         else:  # stored before readiness: `create-indexes` stores it
             record["readiness"] = readiness.assess(doc["version"], None)
         # The answer changes with the day as well as with writes: so does its
