@@ -7,8 +7,8 @@ serialise them again was a fifth of a page's time. A record holds them as
 provider, as an `orjson.Fragment`), and whoever reads the value (the
 console, a CSV cell, a test) gets it parsed, once, on first use.
 
-It is never stored (a store parses it back where a record becomes a
-document, as an event's object) and it is not mutable: its parsed value
+It is never stored (the store parses it back where a record becomes a
+document: `event_object`) and it is not mutable: its parsed value
 is handed out as a copy."""
 import copy
 

@@ -276,6 +276,15 @@ def observed_of(observations):
             "scanned_on": server["scanned_on"], "scan": server["scan"]}
 
 
+def same_values(observations, others):
+    """Whether two observations hold the same values, whichever scans
+    observed them: readiness is worked out of the values alone (and the
+    recorded version), so it is the same for both."""
+    if observations.keys() != others.keys():
+        return False
+    return all(part["value"] == others[name]["value"] for name, part in observations.items())
+
+
 def merged(observations, scan):
     """The cluster's observations after the scan `scan` (its `scanned_on`,
     `id`, and the parts it carries, as its body has them): each part it carries

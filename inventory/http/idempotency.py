@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 
+import orjson
 from flask import current_app, request
 
 from inventory.http.auth import current_principal
@@ -28,10 +29,26 @@ _REBASED_HEADERS = ("Location", "Link")  # of those, the ones that hold the serv
 def _fingerprint():
     body = request.get_data(cache=True)
     try:  # the same JSON, however it is spaced, is the same request
-        body = json.dumps(json.loads(body or b"{}"), sort_keys=True, separators=(",", ":")).encode()
+        body = json.dumps(_parsed(body or b"{}"), sort_keys=True, separators=(",", ":")).encode()
     except ValueError:
         pass  # the request will fail on its body; the raw bytes will do
     return hashlib.sha256(request.path.encode() + b"\n" + body).hexdigest()
+
+
+_LONG_NUMBER = re.compile(rb"[0-9]{19}")  # may be past 64 bits: orjson makes it a float
+
+
+def _parsed(body):
+    """The body's value as json.loads gives it (the fingerprint is written
+    by json.dumps, as keys stored before were), parsed by orjson where it
+    can: the same value, three times faster; json.loads for what orjson
+    refuses (NaN) or reads otherwise (an integer past 64 bits)."""
+    if _LONG_NUMBER.search(body) is None:
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(body)
 
 
 def reserve_or_replay(passage):

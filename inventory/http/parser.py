@@ -68,8 +68,19 @@ def parse_json_body(data):
     except RecursionError:
         raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
     # ValueError from the hooks, or from integers too long to convert, passes up
-    _check_values(value, MAX_JSON_DEPTH)
+    if not isinstance(data, bytes) or _may_break_rules(text):
+        _check_values(value, MAX_JSON_DEPTH)
     return value
+
+
+def _may_break_rules(text):
+    """Whether the parsed `text` may be too deep or hold a lone surrogate
+    (else _check_values's walk is spared: half the parse of a typical
+    scan). Nesting needs an opening bracket per level, so a text with no
+    more than MAX_JSON_DEPTH of them is shallow enough; a lone surrogate
+    comes only from a `\\u` escape in text decoded from UTF-8 (which
+    cannot carry one)."""
+    return "\\u" in text or text.count("{") + text.count("[") > MAX_JSON_DEPTH
 
 
 class StrictParser(FlaskParser):

@@ -16,7 +16,6 @@ from pymongo.errors import DuplicateKeyError
 from inventory.core.errors import BadResumePoint, EventExpired, NotFound
 from inventory.core.filtering import path_text
 from inventory.core.ids import now_rfc3339
-from inventory.core.json_text import plain
 from inventory.store import pages
 from inventory.store.document_keys import api_document, stored_document
 from inventory.store.pages import Page
@@ -161,7 +160,7 @@ class EventStore:
         # the record's maps (labels) may hold keys a document cannot (`.`):
         # stored escaped, as their records are (inventory.store.document_keys),
         # and the event says so, so that reading the others costs nothing
-        record = dict(plain(record))  # its stored JSON texts as the values they hold
+        record = dict(record)
         event = {"key": key, "type": f"{kind}.{action}", "occurred_on": now_rfc3339(),
                  "actor": _actor.get(), "subject": subject, "object": stored_document(record)}
         escaped = event["object"] is not record

@@ -188,6 +188,13 @@ class ClusterStore(ResourceStore):
         record.revision = f"{record.revision}-{support['status']}-{support['ends_on']}"
         return record
 
+    def event_object(self, doc):
+        record = self.to_api(doc)
+        checks = record["readiness"]["checks"]
+        if isinstance(checks, JSONText):
+            record["readiness"]["checks"] = checks.value()
+        return record
+
     @staticmethod
     def stored_revisions(revisions):
         """The stored revisions of ETags (`<revision>-<status>-<ends_on>`)."""
@@ -263,6 +270,13 @@ class ClusterStore(ResourceStore):
                 "readiness": {"target": assessed["target"], "status": assessed["status"]},
                 CHECKS_FIELD: orjson.dumps(assessed["checks"]).decode(),
                 BLOCKERS_FIELD: readiness.blocker_keys(assessed)}
+
+    @staticmethod
+    def observed_scans(observations):
+        """The stored fields that say which scans observed what the cluster
+        holds (`observed`'s scan, the observations' own)."""
+        return {OBSERVATIONS_FIELD: orjson.dumps(observations).decode(),
+                "observed": readiness.observed_of(observations)}
 
     def derived_fields(self, doc, sets):
         # a change of the recorded version changes the upgrade's target
@@ -400,7 +414,12 @@ class ClusterStore(ResourceStore):
             kept = _observations_of(current)
             observations = readiness.merged(kept, scan)
             if observations is not kept or "readiness" not in current:
-                sets.update(self.observed_fields(current["version"], observations))
+                if CHECKS_FIELD in current and readiness.same_values(kept, observations):
+                    # newer scans of the same: only which scan observed it
+                    # moves, readiness is what it was (most of an agent's scans)
+                    sets.update(self.observed_scans(observations))
+                else:
+                    sets.update(self.observed_fields(current["version"], observations))
             if not sets:  # an older scan that changed nothing
                 return self.still_live(current)
             sets[REVISION] = new_revision()
@@ -421,6 +440,13 @@ class ClusterStore(ResourceStore):
             if current is None:
                 return False
         raise Contended("The cluster is being changed by others too often; retry the scan.")
+
+    @staticmethod
+    def observed_late(cluster, scan):
+        """Whether the scan `scan` observed nothing newer than what the
+        cluster (its document as read) holds: posted late, behind newer scans."""
+        kept = _observations_of(cluster)
+        return readiness.merged(kept, scan) is kept
 
     def record_scan_time(self, cluster, scanned_on):
         """Raise the `last_scanned_on` of this very cluster (by id, not by a

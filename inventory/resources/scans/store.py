@@ -42,6 +42,7 @@ class ScanStore(ResourceStore):
     def configure(self, settings):
         self.retention_days, self.retention_count = settings["scan_retention"]
         self._since_trim = {}  # cluster id: scans recorded by this process since its trim
+        self._since_look = {}  # cluster id: observed scans recorded here since the last look
 
     def expiring(self):
         return ((self.TIME_FIELD, self.retention_days * 24 * 3600),)
@@ -106,30 +107,38 @@ class ScanStore(ResourceStore):
             raise NotFound(f"No cluster {cluster_key!r}.")
         self.publish(doc["_id"], doc.get(OUTBOX))
         if OBSERVED_FIELD in doc:
-            self._keep_newest_observed(cluster["id"], doc["_id"])
+            if self.clusters.observed_late(cluster, {**doc, **observed}):
+                # behind newer scans: what it observed goes now (its own key)
+                self.collection.update_one({"_id": doc["_id"]}, {"$unset": {OBSERVED_FIELD: ""}})
+                del doc[OBSERVED_FIELD]
+            else:
+                self._keep_newest_observed(cluster["id"])
         self._maybe_trim(cluster["id"])
         return self.to_api(doc)
 
-    def _keep_newest_observed(self, cluster_id, new_key):
+    def _keep_newest_observed(self, cluster_id):
         """A cluster's OBSERVED_SCANS_KEPT newest scans keep what they
-        observed; the older let it go, a few at a time: a walk of the newest
-        keys (a read) after each observed scan, and an update of those past
-        the kept ones once OBSERVED_SCANS_SPARE of them (or the new scan
-        itself, recorded older than the kept ones) hold observations. So a
-        scan's POST writes no more than a plain one's, mostly, and a
-        cluster holds at most OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE
-        observed scans."""
+        observed; the older let it go, a few at a time: this process looks
+        at the cluster's newest keys once every OBSERVED_SCANS_SPARE observed
+        scans it records there (a read), and lets go what lies past the kept
+        ones in one write. So most POSTs read and write no more than a plain
+        scan's, and a cluster holds at most OBSERVED_SCANS_KEPT +
+        OBSERVED_SCANS_SPARE observed scans per process recording them. (A
+        scan posted late, behind the cluster's newest, lets go at once:
+        create_under.)"""
+        seen = self._since_look.get(cluster_id, 0) + 1
+        if seen < OBSERVED_SCANS_SPARE:
+            self._since_look[cluster_id] = seen
+            return
+        self._since_look.pop(cluster_id, None)
         lower, upper = self.key_range(cluster_id)
-        newest = list(self.collection.find(
+        beyond = [doc["_id"] for doc in self.collection.find(
             {"_id": {"$gt": lower, "$lt": upper}}, {"_id": 1, OBSERVED_FIELD: 1},
-            sort=[("_id", -1)], limit=OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE))
-        beyond = {doc["_id"] for doc in newest[OBSERVED_SCANS_KEPT:] if OBSERVED_FIELD in doc}
-        if len(beyond) < OBSERVED_SCANS_SPARE:
-            beyond = set()
-        if new_key not in {doc["_id"] for doc in newest[:OBSERVED_SCANS_KEPT]}:
-            beyond.add(new_key)  # recorded late, older than the kept ones
-        for key in sorted(beyond):
-            self.collection.update_one({"_id": key}, {"$unset": {OBSERVED_FIELD: ""}})
+            sort=[("_id", -1)], limit=OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE)
+            ][OBSERVED_SCANS_KEPT:]
+        if beyond:  # one write for them all (those that hold none are left as they are)
+            self.collection.update_many({"_id": {"$in": beyond}, OBSERVED_FIELD: {"$exists": True}},
+                                        {"$unset": {OBSERVED_FIELD: ""}})
 
     def _maybe_trim(self, cluster_id):
         """Trim the cluster once every tenth of the count's scans recorded

@@ -175,6 +175,24 @@ def test_a_newer_scan_replaces_the_parts_it_carries_and_an_older_one_nothing():
                             )["server"]["value"] == "v1.30.2"
 
 
+def test_same_values_whichever_scans_observed_them():
+    """A newer scan of the same: the same values (readiness is kept as it
+    is); any part changed, added or gone: not the same (it is worked out again)."""
+    parts = {"server": {"git_version": "v1.30.1"},
+             "nodes": {"count": 2, "kubelet_versions": {"v1.30.1": 2}}}
+    first = readiness.merged({}, scan(100, "k8scs_1", **parts))
+    again = readiness.merged(first, scan(200, "k8scs_2", **parts))
+    assert again is not first and again["server"]["scan"] == "k8scs_2"
+    assert readiness.same_values(first, again)
+    other_kubelet = readiness.merged(first, scan(200, "k8scs_2", **{
+        **parts, "nodes": {"count": 2, "kubelet_versions": {"v1.29.0": 2}}}))
+    assert not readiness.same_values(first, other_kubelet)
+    with_findings = readiness.merged(first, scan(200, "k8scs_2", **parts, findings=[]))
+    assert not readiness.same_values(first, with_findings)
+    assert not readiness.same_values(with_findings, first)
+    assert readiness.same_values({}, {})
+
+
 def test_findings_are_kept_counted_by_api_and_release():
     finding = {"api_version": "batch/v1beta1", "kind": "CronJob", "removed_in": "v1.25.0",
                "source": "pluto", "name": "n", "namespace": "ns", "replacement": "batch/v1"}

@@ -243,6 +243,10 @@ MATCHED_DOCS = [
     {"_id": "r", "team": [{"k": "a", "n": 1}, {"k": "b", "n": 2}]},
     {"_id": "s", "team": [{"n": 1, "k": "a"}, {"k": "b", "n": 2}]}, {"_id": "t", "team": [1.0, 3]},
     {"_id": "u", "team": [[1, 3], 4]}, {"_id": "v", "team": [True, 3]},
+    # outboxes of whole records (compared in C where their form is plain JSON)
+    {"_id": "w", "team": [{"k": "a", "at": datetime(2026, 1, 1), "o": {"v": [1, 2.5, "x"]}}]},
+    {"_id": "x", "team": [None, {"n": float("nan")}]}, {"_id": "y", "team": [{"n": 2**70}]},
+    {"_id": "z", "team": [{"a": True}, {"b": 1}]}, {"_id": "za", "team": [{"o": {"v": [1, 2]}}]},
 ]
 MATCHED_QUERIES = [
     {}, {"team": "x"}, {"team": ""}, {"team": {"$exists": True}}, {"team": {"$exists": False}},
@@ -266,6 +270,12 @@ MATCHED_QUERIES = [
     {"team": [1, 3]}, {"team": [1.0, 3]}, {"team": []}, {"team": ["x", "z"]}, {"team": [["x"]]},
     {"team": [None]}, {"_id": {"$gt": "a"}, "team": [1, 3], "_deleting": {"$exists": False}},
     {"$or": [{"team": [1, 3]}, {"team": "x"}]},
+    {"team": [{"k": "a", "at": datetime(2026, 1, 1), "o": {"v": [1, 2.5, "x"]}}]},
+    {"team": [{"k": "a", "at": datetime(2026, 1, 2), "o": {"v": [1, 2.5, "x"]}}]},
+    {"team": [None, {"n": None}]}, {"team": [None, {"n": float("nan")}]},
+    {"team": [{"n": 2**70}]}, {"team": [{"n": 2**70 + 1}]}, {"team": [{"a": 1}, {"b": True}]},
+    {"team": [{"a": True}, {"b": 1}]}, {"team": [{"o": {"v": [1, 2]}}]},
+    {"team": [{"o": {"v": [1.0, 2]}}]}, {"team": [{"o": {"v": [2, 1]}}]},
 ]
 
 
