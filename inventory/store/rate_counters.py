@@ -178,9 +178,9 @@ class SharedRateCounter:
             previous = self._previous(key, amount, seconds, number, elapsed)
             room = _room(amount, previous, seconds, elapsed)
             current = self._increment(key, amount, seconds, number, room)
-            if current is None:  # full: its count is `room` or more (all that the
-                # answer needs of it: none left, and whether it holds any; where
-                # the previous window fills it alone, that one's reset is the sooner)
+            if current is None:  # full: its count is `room` or more, all that the
+                # answer needs (none left, and whether it holds any). With no room
+                # it holds none: room only grows as the window goes on.
                 refused, current = index, max(room, 0)
             stats.append(_stats(amount, seconds, elapsed, previous, current))
         return _answer(refused, stats)
