@@ -10,7 +10,10 @@ counted by a pymongo command listener). The cases: a token's request (its
 one default limit, 1000 a minute), an organization's token's (its own
 limit, then its organization's share: two windows, the default most a
 request counts), a request refused by its limit, and a caller's first
-request of a window in a process (the previous window's count read once).
+request of a window in a process (the previous window's count read once);
+then a whole request through the app (Flask's test client): a GET of an
+organization by one of its tokens, its rate counted in the database, and the
+same GET with the app's counter swapped for the in-memory one.
 Writes its table to rate_counters.txt (appends with --append).
 
     MONGODB_URI=mongodb://127.0.0.1:27017 .venv/bin/python -m bench.rate_counters [--reps 2000]
@@ -21,6 +24,7 @@ as scripts/wire does (`--handler=sqlite --sqlite-url=file:DIR/ --listen-addr=127
 """
 import argparse
 import datetime
+import logging
 import os
 import statistics
 import subprocess
@@ -30,11 +34,36 @@ import uuid
 import pymongo
 from pymongo import monitoring
 
+from app import create_app
+from inventory.config import Config
 from inventory.store.rate_counters import LocalRateCounter, SharedRateCounter
 
 # The defaults' shape (N per minute), N large enough that no rep is refused:
 # what a request costs does not depend on N.
 TOKEN, ORGANIZATION = ((10 ** 9, 60),), ((10 ** 9, 60),)
+ADMIN = "bench-admin-token"
+
+
+def served_get(uri, database):
+    """A GET of an organization by one of its tokens, through the whole app
+    (Flask's test client) on `database`; and the app's limits, whose counter
+    the bench swaps."""
+    app = create_app(Config(TESTING=True, MONGODB_URI=uri, MONGODB_DB=database,
+                            INVENTORY_ADMIN_TOKEN=ADMIN, CONCURRENT_REQUESTS=0,
+                            RATE_LIMIT="1000000000 per minute",
+                            RATE_LIMIT_ORGANIZATION="1000000000 per minute"))
+    app.extensions["inventory.store"].create_indexes()
+    admin = app.test_client()
+    admin.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {ADMIN}"
+    org = admin.post("/organizations", json={"title": "Bench"}).get_json()["id"]
+    token = admin.post("/tokens", json={"name": "bench", "role": "reader",
+                                        "organization": org}).get_json()["token"]
+    reader = app.test_client()
+    reader.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+
+    def get():
+        assert reader.get(f"/organizations/{org}").status_code == 200
+    return get, app.extensions["inventory.rate_limits"]
 
 
 class Trips(monitoring.CommandListener):
@@ -76,8 +105,10 @@ def main():
     uri = os.environ.get("MONGODB_URI")
     if not uri:
         raise SystemExit("MONGODB_URI is needed: the server to measure on (see the docstring).")
+    logging.getLogger("inventory.requests").setLevel(logging.WARNING)
     trips = Trips()
-    client = pymongo.MongoClient(uri, event_listeners=[trips], appname="bench-rate-counters")
+    monitoring.register(trips)  # every client's commands: the bench's and the app's
+    client = pymongo.MongoClient(uri, appname="bench-rate-counters")
     db = client[f"bench_rates_{uuid.uuid4().hex[:8]}"]
     server = client.admin.command("buildInfo")
     server = (f"FerretDB {server['ferretdbVersion']}" if "ferretdbVersion" in server
@@ -105,8 +136,14 @@ def main():
                   lambda: db.rate_windows.delete_many({"_id": {"$regex": "token:new$"}})}
         figures = {name: measure(args.reps, call, trips, afters.get(name))
                    for name, call in cases.items()}
+        get, limits = served_get(uri, f"{db.name}_app")
+        figures["a GET of one organization by its token, counted in the database (2 limits)"] = \
+            measure(args.reps, get, trips)
+        limits.counter = LocalRateCounter()
+        figures["the same GET, counted in the process's memory"] = measure(args.reps, get, trips)
     finally:
         client.drop_database(db.name)
+        client.drop_database(f"{db.name}_app")
         client.close()
     baseline = figures["one round trip (a read by _id), the baseline"][0]
     try:
