@@ -55,7 +55,7 @@ def register_request_hooks(app, config, database):
     """The request's way through the app: one gate (inventory.http.gate),
     its layers outermost first; the gate's docstring says why this order."""
     cors.init_app(app, config)  # flask-cors' own hook: runs after the gate's way out
-    limits = rate_limits.init_app(app, config, database.db.name)
+    limits = rate_limits.init_app(app, config, database)
     gate.init_app(app, layers=(
         (observability.start_request, observability.finish_request),
         (request_checks.refuse_unservable, response_headers.finish_response),

@@ -23,6 +23,7 @@ from inventory.store.base import DELETING
 from inventory.store.events import OUTBOX_SINCE, EventStore, stored_now
 from inventory.store.idempotency import KEEP_FOR, IdempotencyStore
 from inventory.store.quotas import Quotas
+from inventory.store.rate_counters import LocalRateCounter, SharedRateCounter
 from inventory.store.sessions import IDLE, SessionStore
 
 log = logging.getLogger(__name__)
@@ -101,11 +102,11 @@ def connect(config):
 
 
 class Store:
-    """The resource collections, the change feed, the idempotency keys and
-    the console's sessions over one database. `resources` are (spec, store
-    class) pairs, parents first (inventory.resources.store_classes()): each
-    store is an attribute named as its resource, wired to its parent and
-    children as declared."""
+    """The resource collections, the change feed, the idempotency keys, the
+    console's sessions and the rate counters over one database. `resources`
+    are (spec, store class) pairs, parents first
+    (inventory.resources.store_classes()): each store is an attribute named
+    as its resource, wired to its parent and children as declared."""
 
     def __init__(self, db, resources, quota_defaults=None, scan_retention=(365, 1000),
                  events_retention_days=30, webhook_lease=60, unscoped_webhooks=None):
@@ -125,6 +126,10 @@ class Store:
                 parent.children = (*parent.children, resource)
         self.idempotency = IdempotencyStore(db)
         self.sessions = SessionStore(db)  # the console's sign-ins (inventory/ui)
+        # what this process counts callers' rates with (inventory.http.rate_limits):
+        # the database's windows where several processes share it (init_app)
+        self.rate_windows = SharedRateCounter(db)
+        self.rate_counter = LocalRateCounter()
         # every change's event goes through the record's outbox to the feed
         self.events = EventStore(db, events_retention_days)
         self.events.sources = [resource for resource in self.listed() if resource.event_kind]
@@ -188,6 +193,7 @@ class Store:
         return [(self.idempotency.collection, "created_at", int(KEEP_FOR.total_seconds())),
                 (self.sessions.collection, "last_seen", int(IDLE.total_seconds())),
                 (self.events.collection, "at", int(self.events.retention.total_seconds())),
+                (self.rate_windows.collection, "expires", 0),  # each window's own end
                 *[(resource.collection, field, seconds) for resource in self.listed()
                   for field, seconds in resource.expiring()]]
 
@@ -337,6 +343,8 @@ def init_app(app, config, resources):
                   config.EVENTS_RETENTION_DAYS, config.WEBHOOK_LEASE,
                   config.QUOTA_UNSCOPED_WEBHOOKS)
     store.events.shared = not config.embedded  # other workers and instances write it too
+    if not config.embedded:  # every worker and instance counts a caller's rate together
+        store.rate_counter = store.rate_windows
     app.extensions["inventory.store"] = store
     if config.ANNOUNCE:  # serving: publish the events of writers that died, finish their deletes
         store.events.start_sweeping()

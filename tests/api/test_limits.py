@@ -1,23 +1,19 @@
 """Rate limits and concurrent requests per caller (inventory/http/rate_limits.py),
 through HTTP."""
-import random
 import re
 import socket
 import threading
 import time
 
 import pytest
-from limits import parse, parse_many
-from limits.errors import StorageError
-from limits.storage import MemoryStorage, MongoDBStorage
-from limits.strategies import SlidingWindowCounterRateLimiter
+from limits import parse
 from werkzeug.serving import make_server
 from werkzeug.test import EnvironBuilder
 
 from app import create_app
 from inventory.config import Config
-from inventory.http import rate_limits as limits_module
-from inventory.http.rate_limits import LocalRateCounter, RateCounter, get_limits
+from inventory.http.rate_limits import get_limits
+from inventory.store.rate_counters import LocalRateCounter, SharedRateCounter
 from tests.conftest import (
     ADMIN_TOKEN,
     REAL_MONGO,
@@ -208,77 +204,15 @@ def test_rate_counters_live_in_a_dict_of_the_process_on_the_embedded_store():
     assert isinstance(get_limits(make_app()).counter, LocalRateCounter)
 
 
-@pytest.mark.parametrize("limits_text", ["5 per minute", "3 per second;7 per minute",
-                                         "2 per hour;3 per minute"])
-def test_the_local_counter_answers_as_limits_sliding_window_counter(monkeypatch, limits_text):
-    """The dict counter of the embedded store is `limits`' sliding-window
-    counter: the same answers (allowed, the limit named, requests left,
-    seconds to wait) for the same hits at the same moments, across windows."""
-    clock = [1_700_000_000.25]
-    monkeypatch.setattr(time, "time", lambda: clock[0])
-    items = sorted(parse_many(limits_text), key=lambda item: item.get_expiry())
-    local, library = LocalRateCounter(), RateCounter("memory://", {}, fallback=False)
-    steps = random.Random(limits_text)
-    for _ in range(400):
-        clock[0] += steps.choice((0.0, 0.01, 0.3, 1.7, 13.0, 59.0))
-        key = steps.choice(("token:a", "token:b"))
-        ours, theirs = local.hit(items, key), library.hit(items, key)
-        assert ours[0] == theirs[0] and ours[1] is theirs[1] and ours[2] == theirs[2], \
-            (clock[0], key, ours, theirs)
-        assert abs(ours[3] - theirs[3]) <= 1, (clock[0], key, ours, theirs)
-
-
-def test_the_local_counter_forgets_windows_that_are_over(monkeypatch):
-    clock = [1_700_000_000.0]
-    monkeypatch.setattr(time, "time", lambda: clock[0])
-    monkeypatch.setattr(LocalRateCounter, "SWEEP_EVERY", 10)
-    counter, items = LocalRateCounter(), parse_many("5 per minute")
-    for index in range(9):
-        counter.hit(items, f"address:10.0.0.{index}")
-    clock[0] += 180  # every window over
-    counter.hit(items, "token:a")
-    assert list(counter._windows) == [("token:a", 5, 60)]
-
-
 def test_rate_counters_live_in_the_services_mongodb_database():
-    """Shared by every worker and instance; the client connects on first use."""
+    """Shared by every worker and instance: the store's counter, in its
+    database; the client connects on first use."""
     app = make_app(MONGODB_URI="mongodb://127.0.0.1:1", MONGODB_DB="inventory_x",
                    MONGODB_TIMEOUT_MS=300)
-    storage = get_limits(app).counter.storage
-    assert isinstance(storage, MongoDBStorage)
-    assert storage._database_name == "inventory_x"
-    assert storage._collection_mapping == {"counters": "rate_limit_counters",
-                                           "windows": "rate_limit_windows"}
-    assert storage._storage_options["serverSelectionTimeoutMS"] == 300
-    storage._storage = False  # never connected: nothing for limits' __del__ to close
-
-
-def _unreachable_counter(fallback=True):
-    return RateCounter("mongodb://127.0.0.1:1", {
-        "database_name": "x", "wrap_exceptions": True, "connect": False,
-        "serverSelectionTimeoutMS": 100, "connectTimeoutMS": 100}, fallback)
-
-
-def test_while_mongodb_is_away_rates_are_counted_in_memory_and_it_is_looked_at_again(
-        monkeypatch):
-    # an hour's window: a minute's edge could fall inside the test and free the budget
-    counter, two = _unreachable_counter(), parse_many("2 per hour")
-    assert [counter.hit(two, "token:a")[0] for _ in range(3)] == [True, True, False]
-    assert counter.hit(two, "token:b")[0] is True  # each caller its own budget still
-    monkeypatch.setattr(limits_module, "CHECK_BACK_SECONDS", 0)
-    assert counter.hit(two, "token:a")[0] is False  # still away: still in memory
-    # back: counted in its storage again (here a fresh one standing in for MongoDB)
-    monkeypatch.setattr(counter.storage, "check", lambda: True)
-    counter._counting = SlidingWindowCounterRateLimiter(MemoryStorage())
-    assert counter.hit(two, "token:a")[0] is True
-    counter.storage._storage = False  # never connected: nothing for limits' __del__ to close
-
-
-def test_without_a_fallback_a_failing_storage_is_an_error():
-    counter = _unreachable_counter(fallback=False)
-    with pytest.raises(StorageError):
-        counter.hit(parse_many("2 per hour"), "token:a")
-    counter.storage._storage = False
+    counter = get_limits(app).counter
+    assert isinstance(counter, SharedRateCounter) and counter.fallback is not None
+    assert counter is app.extensions["inventory.store"].rate_counter
+    assert counter.collection.full_name == "inventory_x.rate_windows"
 
 
 def test_every_limit_of_a_rate_applies_and_the_headers_name_the_tightest():

@@ -94,7 +94,7 @@ def test_where_ttl_indexes_are_refused_the_service_sweeps_what_they_would_expire
     were refused, and the serving processes delete what they would have
     expired, oldest first, a slice at a time."""
     expiring = {collection.name for collection, _, _ in store.expiring()}
-    assert expiring == {"idempotency", "events", "scans", "sessions"}
+    assert expiring == {"idempotency", "events", "scans", "sessions", "rate_windows"}
     if FERRETDB:
         assert set(store.ttl_refused()) == expiring
     else:  # the embedded store holds them: as create-indexes notes a refusal

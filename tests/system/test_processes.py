@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 import orjson
 import pytest
 
-from tests.conftest import ADMIN_TOKEN, FERRETDB, REAL_MONGO, make_config
+from tests.conftest import ADMIN_TOKEN, REAL_MONGO, make_config
 from tests.support.races import Anomalies, run_together
 from tests.support.receiver import Receiver
 from tests.support.served import _children
@@ -163,12 +163,11 @@ def _hammer(served, token, count):
     return statuses
 
 
-@pytest.mark.skipif(FERRETDB, reason="FerretDB refuses the limits library's MongoDB storage "
-                    "(tests/unit/store/test_server_guarantees.py): each process counts alone")
 def test_rate_limits_are_counted_together_by_every_process(served):
     """A token's limit, and its organization's share of all its tokens
-    together, hold across processes (the `limits` library's MongoDB
-    storage): each process counting alone would let several times through."""
+    together, hold across processes (the store's rate windows in the
+    database, inventory/store/rate_counters.py): each process counting alone
+    would let several times through."""
     org = served("POST", "/organizations", {"title": "Limited"}).body["id"]
     first, second = (served("POST", "/tokens", {"name": name, "role": "reader",
                                                 "organization": org}).body["token"]

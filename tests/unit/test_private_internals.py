@@ -5,11 +5,10 @@ import pytest
 
 from inventory.embedded import mongomock_internals
 from inventory.http import marshmallow_internals
-from inventory.http import rate_limits_internals as limits_internals
 from inventory.server import gunicorn_internals as serving_internals
 
 
-@pytest.mark.parametrize("module", [mongomock_internals, marshmallow_internals, limits_internals,
+@pytest.mark.parametrize("module", [mongomock_internals, marshmallow_internals,
                                     serving_internals], ids=lambda module: module.__name__)
 def test_the_internals_are_where_they_were_written_for(module):
     module.check()
