@@ -3,7 +3,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 
 from inventory.core.versions import MAX_VERSION_LENGTH, VERSION_RE
 from schemas.common import BodySchema, envelope, request_schema
-from schemas.fields import Text, WholeNumber
+from schemas.fields import DumpedAsIs, Text, WholeNumber
 
 MAX_SCANNED_ON = 253402300799  # 9999-12-31T23:59:59Z
 # What one scan may carry (422 past it); the body as a whole is bounded by
@@ -121,22 +121,24 @@ class KubeClusterScanSchema(BodySchema):
         required=True, validate=validate.Range(min=0, max=MAX_SCANNED_ON),
         metadata={"description": "Time of the scan in seconds since the Unix epoch (UTC); "
                   "when recording a scan, now if omitted."})
+    # What it observed: the store answers it fresh (parsed from the text it
+    # stored) and in these shapes, as the body was loaded: dumped as it is.
     agent = fields.Nested(ScanAgentSchema, required=True, allow_none=True, metadata={
         "description": "What made the scan; null when not said."})
-    server = fields.Nested(ScanServerSchema, required=True, allow_none=True, metadata={
+    server = DumpedAsIs(ScanServerSchema, required=True, allow_none=True, metadata={
         "description": "The API server's version; null when not observed (or no longer kept: "
         "see `nodes`)."})
-    nodes = fields.Nested(ScanNodesSchema, required=True, allow_none=True, metadata={
+    nodes = DumpedAsIs(ScanNodesSchema, required=True, allow_none=True, metadata={
         "description": "The nodes, by version; null when not observed. A cluster's "
         "newest scans keep what they observed (docs/limits.md); older ones keep "
         "`scanned_on` and `agent` only."})
     deprecated_api_requests = fields.List(
-        fields.Nested(DeprecatedApiRequestSchema), required=True, allow_none=True,
+        DumpedAsIs(DeprecatedApiRequestSchema), required=True, allow_none=True,
         validate=_at_most(MAX_DEPRECATED_APIS, "deprecated APIs"),
         metadata={"maxItems": MAX_DEPRECATED_APIS, "description": "The deprecated APIs the "
                   "API server served, with their requests; null when not observed."})
     findings = fields.List(
-        fields.Nested(FindingSchema), required=True, allow_none=True,
+        DumpedAsIs(FindingSchema), required=True, allow_none=True,
         validate=_at_most(MAX_FINDINGS, "findings"),
         metadata={"maxItems": MAX_FINDINGS, "description": "Manifests using APIs deprecated "
                   "or removed in a later release (Pluto, kube-no-trouble); null when not "

@@ -4,6 +4,7 @@
 The design, and why: docs/design/lifecycle.md"""
 import heapq
 from datetime import date, timedelta
+from typing import NamedTuple
 
 import orjson
 
@@ -401,10 +402,11 @@ class ClusterStore(ResourceStore):
         `readiness`. A scan that changes what was observed (`observed`'s
         version) or `readiness.status` is the cluster's `kubecluster.updated`
         event (those changes: _watched). False if the cluster is gone or
-        being deleted."""
+        being deleted; else Recorded, which says whether the scan was late
+        (it observed nothing newer than the cluster held)."""
         if not any(part in scan for part in ("server", "nodes", "deprecated_api_requests",
                                              "findings")):
-            return self.record_scan_time(cluster, scan["scanned_on"])
+            return self.record_scan_time(cluster, scan["scanned_on"]) and Recorded(late=False)
         current = cluster
         for _ in range(UPDATE_ATTEMPTS):
             sets = {}
@@ -420,8 +422,9 @@ class ClusterStore(ResourceStore):
                     sets.update(self.observed_scans(observations))
                 else:
                     sets.update(self.observed_fields(current["version"], observations))
+            late = observations is kept
             if not sets:  # an older scan that changed nothing
-                return self.still_live(current)
+                return self.still_live(current) and Recorded(late)
             sets[REVISION] = new_revision()
             after = {**current, **sets}
             changes = changes_between(_watched(current), _watched(after))
@@ -435,18 +438,11 @@ class ClusterStore(ResourceStore):
             if result.matched_count == 1:
                 if OUTBOX in sets:
                     self.publish(current["_id"], sets[OUTBOX])
-                return True
+                return Recorded(late)
             current = self.collection.find_one(all_of(self.identity(cluster), LIVE))
             if current is None:
                 return False
         raise Contended("The cluster is being changed by others too often; retry the scan.")
-
-    @staticmethod
-    def observed_late(cluster, scan):
-        """Whether the scan `scan` observed nothing newer than what the
-        cluster (its document as read) holds: posted late, behind newer scans."""
-        kept = _observations_of(cluster)
-        return readiness.merged(kept, scan) is kept
 
     def record_scan_time(self, cluster, scanned_on):
         """Raise the `last_scanned_on` of this very cluster (by id, not by a
@@ -461,6 +457,12 @@ class ClusterStore(ResourceStore):
             all_of(self.identity(cluster), LIVE, older),
             {"$set": {"last_scanned_on": scanned_on, **order_keys, REVISION: new_revision()}})
         return result.matched_count == 1 or self.still_live(cluster)
+
+
+class Recorded(NamedTuple):
+    """A scan recorded on its cluster (ClusterStore.record_scan); truthy."""
+
+    late: bool  # it observed nothing newer than what the cluster held
 
 
 def _observations_of(doc):

@@ -102,12 +102,13 @@ class ScanStore(ResourceStore):
         self.insert(doc, publish=False, parent=cluster)
         # The cluster's update doubles as the check that it still exists.
         observed = {name: body[name] for name in KEPT_OBSERVATIONS if body.get(name) is not None}
-        if not self.clusters.record_scan(cluster, {**doc, **observed}):
+        recorded = self.clusters.record_scan(cluster, {**doc, **observed})
+        if not recorded:
             self.collection.delete_one({"_id": doc["_id"]})
             raise NotFound(f"No cluster {cluster_key!r}.")
         self.publish(doc["_id"], doc.get(OUTBOX))
         if OBSERVED_FIELD in doc:
-            if self.clusters.observed_late(cluster, {**doc, **observed}):
+            if recorded.late:
                 # behind newer scans: what it observed goes now (its own key)
                 self.collection.update_one({"_id": doc["_id"]}, {"$unset": {OBSERVED_FIELD: ""}})
                 del doc[OBSERVED_FIELD]
