@@ -83,4 +83,4 @@ MAX_VALUE_BYTES = 1024  # an echoed value larger than this is shortened
 # store's envelope holds with every cluster observed (docs/sizing.md).
 MAX_SCAN_BODY_BYTES = 256 * 1024
 OBSERVED_SCANS_KEPT = 2
-OBSERVED_SCANS_SPARE = 3  # older ones that may keep theirs until the next pass
+OBSERVED_SCANS_SPARE = 3  # joining the kept ones, after which the older let go (in one write)

@@ -129,9 +129,10 @@ def test_a_scan_over_256_kib_is_413_and_records_nothing(client, inventory):
 
 
 def test_only_the_newest_scans_keep_their_observations(client, inventory):
-    """Every OBSERVED_SCANS_SPARE-th observed scan the process records for a
-    cluster, it looks: past the newest OBSERVED_SCANS_KEPT, no scan keeps
-    its observations; between looks never more than kept + spare do."""
+    """A cluster's scans keep what they observed until OBSERVED_SCANS_SPARE
+    more have joined the OBSERVED_SCANS_KEPT newest; then all but those
+    newest let it go, in one write. A scan posted late (behind what the
+    cluster holds) keeps none; one that observed nothing counts for nothing."""
     from inventory.core.caps import OBSERVED_SCANS_KEPT, OBSERVED_SCANS_SPARE
     cluster = inventory.cluster()
 
@@ -139,33 +140,24 @@ def test_only_the_newest_scans_keep_their_observations(client, inventory):
         scans = client.get(f"/kubeclusters/{cluster['name']}/scans").get_json()["results"]
         assert all(s["agent"] == SCAN["agent"] for s in scans)  # every scan keeps its agent
         return [s["scanned_on"] for s in scans if s["server"] is not None]
-
-    def newest(t):
-        return [t - 100 * i for i in reversed(range(OBSERVED_SCANS_KEPT))]
-    t = 0
-    for _ in range(3):
-        for _ in range(OBSERVED_SCANS_SPARE):
-            t += 100
-            post_scan(client, cluster["name"], t)
-            assert len(kept()) <= OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE
-        assert kept() == newest(t)
-    # late (behind what the cluster holds): it lets go at once, and its
-    # answer says so; it does not count towards the next look
-    late = post_scan(client, cluster["name"], 50)
-    assert late["server"] is None and late["agent"] == SCAN["agent"]
-    assert kept() == newest(t)
-    for _ in range(OBSERVED_SCANS_SPARE - 1):
+    expected, t = [], 0
+    for _ in range(3 * OBSERVED_SCANS_SPARE + 1):
         t += 100
         post_scan(client, cluster["name"], t)
-    assert len(kept()) == OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE - 1
-    t += 100
-    post_scan(client, cluster["name"], t)
-    assert kept() == newest(t)
+        expected.append(t)
+        if len(expected) >= OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE:
+            expected = expected[-OBSERVED_SCANS_KEPT:]
+        assert kept() == expected
+        assert len(expected) < OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE
+    # late (behind what the cluster holds): it keeps nothing, and its answer says so
+    late = post_scan(client, cluster["name"], 50)
+    assert late["server"] is None and late["agent"] == SCAN["agent"]
+    assert kept() == expected
     # scans that observed nothing (an agent only) neither count nor take anything away
     for _ in range(2 * OBSERVED_SCANS_SPARE):
         assert client.post(f"/kubeclusters/{cluster['name']}/scans", json={
-            "scanned_on": 10, "agent": SCAN["agent"]}).status_code == 201
-    assert kept() == newest(t)
+            "scanned_on": t + 1, "agent": SCAN["agent"]}).status_code == 201
+    assert kept() == expected
     # the cluster's observations are its own: they stay with the newest
     read = client.get(f"/kubeclusters/{cluster['name']}").get_json()
     assert read["observed"]["scanned_on"] == t

@@ -245,6 +245,44 @@ def test_parallel_retries_of_one_scan_make_one_scan(served, store):
     anomalies.assert_none(ROUNDS, ROUNDS * 7)
 
 
+def test_parallel_observed_scans_leave_only_the_newest_holding_observations(served, store):
+    """Agents' scans of one cluster posted at once, newer and older mixed:
+    once they are answered, the scans holding observations are the newest
+    the cluster lists (at most kept + spare - 1), its newest among them, and
+    the cluster's observations are its newest scan's."""
+    from inventory.core.caps import OBSERVED_SCANS_KEPT, OBSERVED_SCANS_SPARE
+    from inventory.resources.scans.store import OBSERVED_FIELD
+    o = org(served)
+    served("POST", "/kubeplatforms", {"name": "p", "organization": o, **PLATFORM})
+    scan = {"agent": {"name": "agent", "version": "1"}, "server": {"git_version": "v1.30.4"},
+            "nodes": {"count": 2, "kubelet_versions": {"v1.30.4": 2}}}
+    anomalies = Anomalies("parallel observed scans of one cluster")
+    for round_ in range(ROUNDS):
+        name = f"o{round_}"
+        served("POST", "/kubeclusters", cluster_body(name, "p"))
+        # 8 at once, in an order of their own (some land behind newer ones)
+        times = [(round_ * 7 + i * 5) % 8 * 10 + 100 for i in range(8)]
+        answers = run_together([lambda t=t: served("POST", f"/kubeclusters/{name}/scans",
+                                                   {"scanned_on": t, **scan})
+                                for t in times])
+        anomalies.check("a scan refused", [a.status for a in answers]
+                        if any(a.status != 201 for a in answers) else None)
+        cluster = store.db.clusters.find_one({"_id": name})
+        holding = sorted(doc["scanned_on"] for doc in store.db.scans.find(
+            {"cluster": cluster["id"], OBSERVED_FIELD: {"$exists": True}}))
+        listed = cluster.get("_observed_scans") or []
+        case = (name, holding, listed)
+        anomalies.check("more scans hold observations than kept + spare - 1", case if len(
+            holding) >= OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE else None)
+        anomalies.check("the newest scan holds none", None if max(times) in holding else case)
+        anomalies.check("observations held by scans the cluster does not list",
+                        None if len(holding) == len(listed) else case)
+        anomalies.check("the cluster's observations are not its newest scan's",
+                        None if cluster["observed"]["scanned_on"] == max(times)
+                        else (case, cluster["observed"]))
+    anomalies.assert_none(ROUNDS, ROUNDS * 10)
+
+
 def test_clusters_created_while_their_platform_is_deleted_are_never_orphaned(served, store):
     o = org(served)
     anomalies, requests = Anomalies("cluster creates vs platform delete"), 0

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import orjson
 
 from inventory.core import readiness
+from inventory.core.caps import OBSERVED_SCANS_KEPT, OBSERVED_SCANS_SPARE
 from inventory.core.errors import (
     Contended,
     InvalidRecord,
@@ -44,6 +45,11 @@ from inventory.store.pages import all_of
 # memory (and start-up) of the objects it holds (docs/design/readiness.md);
 # and the failing checks' keys `:blockers` counts clusters by.
 OBSERVATIONS_FIELD, CHECKS_FIELD, BLOCKERS_FIELD = "_observations", "_checks", "_blockers"
+# The keys of the cluster's scans that keep what they observed, in key
+# order: kept in the cluster's own compare-and-swap, so by every process
+# alike, and let go of past the newest OBSERVED_SCANS_KEPT once
+# OBSERVED_SCANS_SPARE more have joined (record_scan)
+OBSERVED_SCANS_FIELD = "_observed_scans"
 # The settings document saying which day and lifecycle data the clusters'
 # stored support dates are for.
 SUPPORT_DATES = "support-dates"
@@ -403,10 +409,13 @@ class ClusterStore(ResourceStore):
         version) or `readiness.status` is the cluster's `kubecluster.updated`
         event (those changes: _watched). False if the cluster is gone or
         being deleted; else Recorded, which says whether the scan was late
-        (it observed nothing newer than the cluster held)."""
+        (it observed nothing newer than the cluster held) and which older
+        scans no longer keep their observations (OBSERVED_SCANS_FIELD: the
+        scans' store unsets them)."""
         if not any(part in scan for part in ("server", "nodes", "deprecated_api_requests",
                                              "findings")):
-            return self.record_scan_time(cluster, scan["scanned_on"]) and Recorded(late=False)
+            return self.record_scan_time(cluster, scan["scanned_on"]) and \
+                Recorded(late=False, let_go=[])
         current = cluster
         for _ in range(UPDATE_ATTEMPTS):
             sets = {}
@@ -423,8 +432,14 @@ class ClusterStore(ResourceStore):
                 else:
                     sets.update(self.observed_fields(current["version"], observations))
             late = observations is kept
+            let_go = []
+            if not late:  # it keeps what it observed: among the cluster's observed scans
+                keys = sorted({*(current.get(OBSERVED_SCANS_FIELD) or ()), scan["_id"]})
+                if len(keys) >= OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE:
+                    keys, let_go = keys[-OBSERVED_SCANS_KEPT:], keys[:-OBSERVED_SCANS_KEPT]
+                sets[OBSERVED_SCANS_FIELD] = keys
             if not sets:  # an older scan that changed nothing
-                return self.still_live(current) and Recorded(late)
+                return self.still_live(current) and Recorded(late, let_go=[])
             sets[REVISION] = new_revision()
             after = {**current, **sets}
             changes = changes_between(_watched(current), _watched(after))
@@ -438,7 +453,7 @@ class ClusterStore(ResourceStore):
             if result.matched_count == 1:
                 if OUTBOX in sets:
                     self.publish(current["_id"], sets[OUTBOX])
-                return Recorded(late)
+                return Recorded(late, let_go)
             current = self.collection.find_one(all_of(self.identity(cluster), LIVE))
             if current is None:
                 return False
@@ -463,6 +478,7 @@ class Recorded(NamedTuple):
     """A scan recorded on its cluster (ClusterStore.record_scan); truthy."""
 
     late: bool  # it observed nothing newer than what the cluster held
+    let_go: list  # keys of older scans whose observations are no longer kept
 
 
 def _observations_of(doc):

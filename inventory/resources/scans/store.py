@@ -4,7 +4,6 @@ from datetime import datetime, timezone
 
 import orjson
 
-from inventory.core.caps import OBSERVED_SCANS_KEPT, OBSERVED_SCANS_SPARE
 from inventory.core.errors import (
     NotFound,
 )
@@ -42,7 +41,6 @@ class ScanStore(ResourceStore):
     def configure(self, settings):
         self.retention_days, self.retention_count = settings["scan_retention"]
         self._since_trim = {}  # cluster id: scans recorded by this process since its trim
-        self._since_look = {}  # cluster id: observed scans recorded here since the last look
 
     def expiring(self):
         return ((self.TIME_FIELD, self.retention_days * 24 * 3600),)
@@ -108,38 +106,18 @@ class ScanStore(ResourceStore):
             raise NotFound(f"No cluster {cluster_key!r}.")
         self.publish(doc["_id"], doc.get(OUTBOX))
         if OBSERVED_FIELD in doc:
-            if recorded.late:
-                # behind newer scans: what it observed goes now (its own key)
-                self.collection.update_one({"_id": doc["_id"]}, {"$unset": {OBSERVED_FIELD: ""}})
-                del doc[OBSERVED_FIELD]
-            else:
-                self._keep_newest_observed(cluster["id"])
+            # Only a cluster's OBSERVED_SCANS_KEPT newest scans keep what they
+            # observed: the cluster lists them (ClusterStore.record_scan) and
+            # says which to let go, a few at a time (OBSERVED_SCANS_SPARE);
+            # a scan posted late, behind what the cluster holds, at once.
+            let_go = [doc["_id"]] if recorded.late else recorded.let_go
+            if let_go:  # one write for them all
+                self.collection.update_many({"_id": {"$in": let_go}},
+                                            {"$unset": {OBSERVED_FIELD: ""}})
+                if doc["_id"] in let_go:
+                    del doc[OBSERVED_FIELD]
         self._maybe_trim(cluster["id"])
         return self.to_api(doc)
-
-    def _keep_newest_observed(self, cluster_id):
-        """A cluster's OBSERVED_SCANS_KEPT newest scans keep what they
-        observed; the older let it go, a few at a time: this process looks
-        at the cluster's newest keys once every OBSERVED_SCANS_SPARE observed
-        scans it records there (a read), and lets go what lies past the kept
-        ones in one write. So most POSTs read and write no more than a plain
-        scan's, and a cluster holds at most OBSERVED_SCANS_KEPT +
-        OBSERVED_SCANS_SPARE observed scans per process recording them. (A
-        scan posted late, behind the cluster's newest, lets go at once:
-        create_under.)"""
-        seen = self._since_look.get(cluster_id, 0) + 1
-        if seen < OBSERVED_SCANS_SPARE:
-            self._since_look[cluster_id] = seen
-            return
-        self._since_look.pop(cluster_id, None)
-        lower, upper = self.key_range(cluster_id)
-        beyond = [doc["_id"] for doc in self.collection.find(
-            {"_id": {"$gt": lower, "$lt": upper}}, {"_id": 1, OBSERVED_FIELD: 1},
-            sort=[("_id", -1)], limit=OBSERVED_SCANS_KEPT + OBSERVED_SCANS_SPARE)
-            ][OBSERVED_SCANS_KEPT:]
-        if beyond:  # one write for them all (those that hold none are left as they are)
-            self.collection.update_many({"_id": {"$in": beyond}, OBSERVED_FIELD: {"$exists": True}},
-                                        {"$unset": {OBSERVED_FIELD: ""}})
 
     def _maybe_trim(self, cluster_id):
         """Trim the cluster once every tenth of the count's scans recorded
