@@ -894,12 +894,16 @@ class Journal:
                   *(self._path("journal", n) for n in sorted(self._sizes) if n < number)]
         self._open_segment(number)
         self._retire(ended)
-        if self._from_memory:
+        pid = None
+        if not self._from_memory:
+            try:
+                pid = _spawn_merge(self._path("snapshot", number), merged)
+            except OSError as error:  # no interpreter to run: from memory
+                log.error("Journal compaction could not start its merge (%s); it forks.", error)
+        if pid is None:
             pid = _original("os", "fork")()
             if pid == 0:
                 self._write_snapshot(number)  # never returns
-        else:
-            pid = _spawn_merge(self._path("snapshot", number), merged)
         self._child = (pid, number)
         # what the writes waited for (Redis reports its latest_fork_usec alike)
         self.last_pause = {"fsync_ms": (synced - started) * 1000,

@@ -434,6 +434,18 @@ def test_a_compaction_whose_merge_fails_is_done_again_from_memory(tmp_path, monk
     assert contents(reopened(db)) == before
 
 
+def test_a_compaction_that_cannot_start_its_merge_forks(tmp_path, monkeypatch, caplog):
+    db = open_database(tmp_path)
+    db.things.insert_many([{"_id": i} for i in range(5)])
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+    db.journal.compact()
+    assert db.journal.wait_for_compaction()
+    assert "could not start its merge" in caplog.text
+    assert "snapshot-000002.bson" in os.listdir(tmp_path)
+    before = contents(db)
+    assert contents(reopened(db)) == before
+
+
 def test_compaction_starts_by_itself_as_the_journal_grows(tmp_path):
     db = open_database(tmp_path, compact_at=20_000)
     for i in range(300):
