@@ -1,6 +1,7 @@
 """Scans that observe their cluster: the observations' rules, the cluster's
 `observed` and `readiness` as scans and the recorded version change, the
 fleet's blockers, and their events."""
+import orjson
 import pytest
 
 from tests.conftest import assert_problem
@@ -42,6 +43,17 @@ def test_a_scan_shows_what_it_observed_as_posted(client, inventory):
                                                for api in SCAN["deprecated_api_requests"]]
     read = client.get(f"/kubeclusters/{cluster['name']}/scans/{scan['id']}").get_json()
     assert read == scan
+
+
+def test_a_scans_agent_stored_as_a_map_before_reads_as_it_was(client, inventory, store):
+    cluster = inventory.cluster(version="1.30.4")
+    scan = post_scan(client, cluster["name"], 1_700_000_000)
+    stored = store.scans.collection.find_one({"id": scan["id"]})
+    assert orjson.loads(stored["_agent"]) == SCAN["agent"] and "agent" not in stored
+    store.scans.collection.update_one({"_id": stored["_id"]}, {
+        "$set": {"agent": {"name": "before", "version": "0.9"}}, "$unset": {"_agent": ""}})
+    read = client.get(f"/kubeclusters/{cluster['name']}/scans/{scan['id']}").get_json()
+    assert read["agent"] == {"name": "before", "version": "0.9"}
 
 
 def test_a_cluster_reads_observed_and_readiness_from_its_newest_scan(client, inventory):
