@@ -279,6 +279,21 @@ def test_blockers_count_clusters_by_failing_check_and_key(client, inventory):
     assert_problem(client.get("/kubeclusters:blockers", query_string={"limit": 5}), 422)
 
 
+def test_blockers_count_a_cluster_whose_keys_were_stored_as_a_list_before(
+        client, inventory, store):
+    platform = inventory.platform()["name"]
+    names = [inventory.cluster(platform=platform, version="1.30.4")["name"] for _ in range(2)]
+    for name in names:
+        post_scan(client, name, 10)
+    asked = {"filter": f'platform="{platform}"'}
+    now = client.get("/kubeclusters:blockers", query_string=asked).get_json()["blockers"]
+    stored = store.clusters.collection.find_one({"_id": names[0]})["_blockers"]
+    assert isinstance(stored, str) and now  # the sorted keys, as one JSON string
+    store.clusters.collection.update_one({"_id": names[0]},
+                                         {"$set": {"_blockers": orjson.loads(stored)}})
+    assert client.get("/kubeclusters:blockers", query_string=asked).get_json()["blockers"] == now
+
+
 def test_scope_bounds_observed_readiness_and_blockers(app, client, inventory):
     from tests.conftest import client_with
     mine, theirs = inventory.org()["id"], inventory.org()["id"]
