@@ -41,10 +41,11 @@ from inventory.store.pages import all_of
 # queried, and one string costs the embedded store a fraction of the
 # memory (and start-up) of the objects it holds (docs/design/readiness.md);
 # and the failing checks' keys `:blockers` counts clusters by, sorted, as
-# one JSON string too (equal lists, equal strings: they group alike), so
-# that a cluster written since the start holds no list, which the cyclic
-# garbage collector would walk, with the document, in each full collection
-# (a list stored before is still counted).
+# one JSON string too (equal lists, equal strings: they group alike): a
+# list in a cluster written since the start is one more object the cyclic
+# garbage collector walks in each full collection for as long as the
+# process runs, and 600 bytes more than the string (a list stored before
+# is still counted).
 OBSERVATIONS_FIELD, CHECKS_FIELD, BLOCKERS_FIELD = "_observations", "_checks", "_blockers"
 # The settings document saying which day and lifecycle data the clusters'
 # stored support dates are for.
