@@ -113,6 +113,7 @@ def estate(store, clusters, scans_per_cluster, organizations, run):
         for start in range(0, len(docs), BATCH):
             yield name, docs[start:start + BATCH]
     clusters_batch, scans_batch = [], []
+    agent = stored_observations({"agent": AGENT})
     last = 1_700_000_000
     for c in range(clusters):
         platform = platforms[c % organizations]
@@ -136,7 +137,7 @@ def estate(store, clusters, scans_per_cluster, organizations, run):
             scan = {**template["scans"], "id": scan_id, "cluster": cluster_id,
                     "_id": store.scans.key(cluster_id, scanned_on, scan_id),
                     "scanned_on": scanned_on, store.scans.TIME_FIELD: now,
-                    "_rev": new_revision(), "agent": AGENT}
+                    "_rev": new_revision(), **agent}
             if scanned_on == scanned[-1]:
                 scan.update(observed)  # its agent's, and what it observed
                 doc.update(store.clusters.observed_fields(

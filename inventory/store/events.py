@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+import orjson
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
@@ -37,6 +38,12 @@ VISIBLE = {"gap": {"$exists": False}}  # an event, not a tombstone
 ID_PREFIX = "evt_"
 # An event whose object or changes hold escaped keys (inventory.store.document_keys)
 ESCAPED = "keys_escaped"
+# An event's `object` (the record as the API showed it), as one JSON string:
+# read whole and never queried, it costs the embedded store one object, not
+# the dozens (a cluster's readiness and what it observed) that the cyclic
+# garbage collector would walk in every full collection for as long as the
+# event is kept (docs/design/events.md). Events stored before keep `object`.
+OBJECT = "_object"
 _SLOT_DIGITS = 16
 
 _actor = contextvars.ContextVar("inventory_actor", default="system")
@@ -160,10 +167,15 @@ class EventStore:
         # the record's maps (labels) may hold keys a document cannot (`.`):
         # stored escaped, as their records are (inventory.store.document_keys),
         # and the event says so, so that reading the others costs nothing
-        record = dict(record)
         event = {"key": key, "type": f"{kind}.{action}", "occurred_on": now_rfc3339(),
-                 "actor": _actor.get(), "subject": subject, "object": stored_document(record)}
-        escaped = event["object"] is not record
+                 "actor": _actor.get(), "subject": subject}
+        escaped = False
+        try:  # a JSON string's keys need no escape
+            event[OBJECT] = orjson.dumps(record).decode()
+        except orjson.JSONEncodeError:  # beyond JSON's integers (64 bits): as a document
+            record = dict(record)
+            event["object"] = stored_document(record)
+            escaped = event["object"] is not record
         if organization is not None:
             event["organization"] = organization
         if changes is not None:  # stored as a list: its paths are not document keys
@@ -383,9 +395,12 @@ class EventStore:
     @staticmethod
     def _to_api(doc):
         event = {"id": ID_PREFIX + doc["_id"]}
-        event.update((k, v) for k, v in doc.items() if k not in ("_id", "key", "at", ESCAPED))
+        event.update((k, v) for k, v in doc.items()
+                     if k not in ("_id", "key", "at", ESCAPED, OBJECT))
         unescaped = api_document if doc.get(ESCAPED) else _as_is
-        if "object" in event:
+        if OBJECT in doc:
+            event["object"] = orjson.loads(doc[OBJECT])
+        elif "object" in event:
             event["object"] = unescaped(event["object"])
         if isinstance(event.get("changes"), list):  # {dotted path: {"from", "to"}} in the API
             event["changes"] = {change["field"]: {"from": unescaped(change["from"]),

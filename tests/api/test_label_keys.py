@@ -3,6 +3,7 @@ stores: accepted exactly as the API server accepts them, stored so that
 MongoDB (and FerretDB, which refuses a `.` in any key) holds them, quoted in
 filters and `group_by`, named unambiguously in events, mapped for
 Prometheus; records stored before such keys existed work unchanged."""
+import orjson
 import pytest
 
 from tests.conftest import assert_problem
@@ -229,11 +230,18 @@ def test_events_name_a_kubernetes_key_unambiguously(client, fleet, store):
     # nothing stored holds a key MongoDB would read as a path
     for doc in [*store.events.collection.find({}), *store.clusters.collection.find({})]:
         assert not [key for key in _keys_of(doc) if "." in key or key.startswith("$")], doc
-    # an event says when it holds escaped keys: the others are shown as stored
-    stored = {doc["object"]["name"]: doc for doc in store.events.collection.find(
+    # an event's object is one JSON string, which holds the keys as they are
+    stored = {orjson.loads(doc["_object"])["name"]: doc for doc in store.events.collection.find(
         {"type": "kubecluster.created"})}
-    assert stored["api"].get("keys_escaped") is True and "keys_escaped" not in stored["db"]
-    assert "keys_escaped" not in created
+    assert orjson.loads(stored["api"]["_object"])["labels"] == fleet["api"]
+    assert "keys_escaped" not in stored["api"] and "keys_escaped" not in created
+    # an event stored before, its object a document with escaped keys, reads as it was
+    slot = store.events.append({
+        "key": "old", "type": "kubecluster.created", "occurred_on": created["occurred_on"],
+        "actor": "admin", "subject": "/kubeclusters/api", "keys_escaped": True,
+        "object": {"name": "api", "labels": {"app%2Ekubernetes%2Eio/name": "api"}}})
+    assert client.get(f"/events/evt_{slot}").get_json()["object"] == {
+        "name": "api", "labels": {NAME: "api"}}
 
 
 def test_prometheus_names_a_kubernetes_key_as_kubernetes_sd_does(client, inventory):

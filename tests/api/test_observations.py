@@ -1,6 +1,7 @@
 """Scans that observe their cluster: the observations' rules, the cluster's
 `observed` and `readiness` as scans and the recorded version change, the
 fleet's blockers, and their events."""
+import orjson
 import pytest
 
 from tests.conftest import assert_problem
@@ -42,6 +43,17 @@ def test_a_scan_shows_what_it_observed_as_posted(client, inventory):
                                                for api in SCAN["deprecated_api_requests"]]
     read = client.get(f"/kubeclusters/{cluster['name']}/scans/{scan['id']}").get_json()
     assert read == scan
+
+
+def test_a_scans_agent_stored_as_a_map_before_reads_as_it_was(client, inventory, store):
+    cluster = inventory.cluster(version="1.30.4")
+    scan = post_scan(client, cluster["name"], 1_700_000_000)
+    stored = store.scans.collection.find_one({"id": scan["id"]})
+    assert orjson.loads(stored["_agent"]) == SCAN["agent"] and "agent" not in stored
+    store.scans.collection.update_one({"_id": stored["_id"]}, {
+        "$set": {"agent": {"name": "before", "version": "0.9"}}, "$unset": {"_agent": ""}})
+    read = client.get(f"/kubeclusters/{cluster['name']}/scans/{scan['id']}").get_json()
+    assert read["agent"] == {"name": "before", "version": "0.9"}
 
 
 def test_a_cluster_reads_observed_and_readiness_from_its_newest_scan(client, inventory):
@@ -279,6 +291,21 @@ def test_blockers_count_clusters_by_failing_check_and_key(client, inventory):
     assert_problem(client.get("/kubeclusters:blockers", query_string={"filter": "bogus=1"}),
                    422, "query.filter")
     assert_problem(client.get("/kubeclusters:blockers", query_string={"limit": 5}), 422)
+
+
+def test_blockers_count_a_cluster_whose_keys_were_stored_as_a_list_before(
+        client, inventory, store):
+    platform = inventory.platform()["name"]
+    names = [inventory.cluster(platform=platform, version="1.30.4")["name"] for _ in range(2)]
+    for name in names:
+        post_scan(client, name, 10)
+    asked = {"filter": f'platform="{platform}"'}
+    now = client.get("/kubeclusters:blockers", query_string=asked).get_json()["blockers"]
+    stored = store.clusters.collection.find_one({"_id": names[0]})["_blockers"]
+    assert isinstance(stored, str) and now  # the sorted keys, as one JSON string
+    store.clusters.collection.update_one({"_id": names[0]},
+                                         {"$set": {"_blockers": orjson.loads(stored)}})
+    assert client.get("/kubeclusters:blockers", query_string=asked).get_json()["blockers"] == now
 
 
 def test_scope_bounds_observed_readiness_and_blockers(app, client, inventory):

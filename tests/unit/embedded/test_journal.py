@@ -379,6 +379,73 @@ def test_compaction_then_more_writes_then_a_restart_gives_the_same_data(tmp_path
     assert dict(contents(db)["things"][0])[20]["v"] == "during"
 
 
+def test_a_compaction_merges_the_files_in_a_process_of_its_own_not_a_fork(
+        tmp_path, monkeypatch):
+    """The snapshot is what a start replaying the files would hold, in its
+    order: over a BSON snapshot and the segment after it, with every kind of
+    record (a document put again, deleted, put back; a dict `_id`; a value
+    BSON cannot hold; indexes changed; a collection dropped and made again)."""
+    def no_fork():
+        raise AssertionError("a compaction forked")
+    monkeypatch.setattr(os, "fork", no_fork)
+    db = open_database(tmp_path)
+    db.things.insert_many([{"_id": i, "v": str(i)} for i in range(20)])
+    db.things.insert_one({"_id": {"a": 1, "b": 2}, "at": datetime.datetime(2020, 1, 1)})
+    db.gone.insert_one({"_id": "x"})
+    db.journal.compact()
+    assert db.journal.wait_for_compaction()
+    db.things.update_one({"_id": 3}, {"$set": {"v": "three"}})
+    db.things.delete_one({"_id": 4})
+    db.things.insert_one({"_id": 4, "v": "back, last"})
+    db.things.delete_one({"_id": {"a": 1, "b": 2}})
+    db.things.insert_one({"_id": "big", "n": 2**70})
+    db.things.create_index([("v", 1)])
+    db.journal.compact()
+    assert db.journal.wait_for_compaction()
+    db.gone.drop()
+    db.gone.insert_one({"_id": "y"})
+    db.things.update_one({"_id": 5}, {"$set": {"v": "in the segment being written"}})
+    db.journal.compact()
+    assert db.journal.wait_for_compaction()
+    assert sorted(os.listdir(tmp_path)) == ["journal-000004.jsonl", "lock", "manifest.json",
+                                            "snapshot-000004.bson"]
+    before = contents(db)
+    db = reopened(db)
+    assert contents(db) == before
+    assert db.things.find_one({"_id": "big"})["n"] == 2**70
+    assert [doc["_id"] for doc in db.gone.find()] == ["y"]
+    db.journal.close()
+
+
+def test_a_compaction_whose_merge_fails_is_done_again_from_memory(tmp_path, monkeypatch,
+                                                                   caplog):
+    db = open_database(tmp_path)
+    db.things.insert_many([{"_id": i} for i in range(5)])
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # the merging process fails
+    db.journal.compact()
+    assert db.journal.wait_for_compaction()
+    assert "failed (exit status" in caplog.text
+    assert not any(name.startswith("snapshot-") for name in os.listdir(tmp_path))
+    db.things.insert_one({"_id": 5})
+    db.journal.compact()  # a fork, which does not run sys.executable
+    assert db.journal.wait_for_compaction()
+    assert "snapshot-000003.bson" in os.listdir(tmp_path)
+    before = contents(db)
+    assert contents(reopened(db)) == before
+
+
+def test_a_compaction_that_cannot_start_its_merge_forks(tmp_path, monkeypatch, caplog):
+    db = open_database(tmp_path)
+    db.things.insert_many([{"_id": i} for i in range(5)])
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+    db.journal.compact()
+    assert db.journal.wait_for_compaction()
+    assert "could not start its merge" in caplog.text
+    assert "snapshot-000002.bson" in os.listdir(tmp_path)
+    before = contents(db)
+    assert contents(reopened(db)) == before
+
+
 def test_compaction_starts_by_itself_as_the_journal_grows(tmp_path):
     db = open_database(tmp_path, compact_at=20_000)
     for i in range(300):
