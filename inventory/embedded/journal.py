@@ -1158,11 +1158,10 @@ def _spawn_merge(path, merged):
     """Start `merge` of `merged` (a snapshot's path or "", then segments)
     into snapshot `path` in a new process; its pid. posix_spawn (vfork)
     copies nothing of this process."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [_ROOT, *filter(None, [os.environ.get("PYTHONPATH")])])}
     return _original("os", "posix_spawn")(sys.executable, [
-        sys.executable, "-c", "import sys; from inventory.embedded.journal import "
-        "merge_main; merge_main(sys.argv[1:])", str(os.getpid()), path, *merged], env)
+        sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+        "from inventory.embedded.journal import merge_main; merge_main(sys.argv[1:])",
+        _ROOT, str(os.getpid()), path, *merged], os.environ)  # the environment as it is
 
 
 def merge_main(arguments):

