@@ -4,12 +4,25 @@ that follow the days and the lifecycle data."""
 import datetime
 
 import pytest
+import time_machine
 
 from inventory.core.lifecycle import LIFECYCLES, SUPPORT_DATE_FIELDS
 from inventory.resources.clusters import store as cluster_store
 from inventory.resources.clusters.store import SUPPORT_DATES
 from tests.conftest import client_with, walk
 from tests.support.ordering import expected
+
+# The days these tests move through are EKS 1.31's last days of extended
+# support (2026-11-26); records are made a month before, whatever today is.
+BEFORE_131_ENDS = datetime.datetime.combine(
+    LIFECYCLES.cycles["eks"]["1.31"].extended_ends - datetime.timedelta(days=30),
+    datetime.time(12), datetime.timezone.utc)
+
+
+@pytest.fixture(autouse=True)
+def _a_month_before_131_ends():
+    with time_machine.travel(BEFORE_131_ENDS, tick=True):
+        yield
 
 FIELDS = ["support.ends_on", "support.all_ends_on"]
 VERSIONS = ["1.31.2", "v1.29.4-eks-1", "1.33.1", "1.30.0", "1.28.9", "1.32.0", "1.99.0", "2.0",
