@@ -915,30 +915,25 @@ class Journal:
 
     def _write_snapshot(self, number):
         """In the child: the snapshot, fsynced and renamed into place; exit 0 on success."""
-        status = 1
-        try:
-            os.close(self._lock_fd)  # the lock stays the parent's: it goes when the parent dies
-            gc.disable()  # nothing here makes cycles; collecting would copy every page
-            parent, path = os.getppid(), self._path("snapshot", number)
-            with open(path + ".tmp", "wb", buffering=1 << 20) as out:
-                for name, store in self._stores.items():
-                    out.write(encode_snapshot_record({"c": name, "indexes": self._indexes[name]}))
-                    for count, document in enumerate(mongomock_internals.documents(store).values()):
-                        out.write(encode_snapshot_record({"c": name, "put": document}))
-                        if count % 10000 == 0 and os.getppid() != parent:
-                            return  # the parent died: a new owner may be starting
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(path + ".tmp", path)
-            _sync_directory(self.directory)
-            status = 0
-        except BaseException as error:  # noqa: BLE001 - reported through the status
-            try:
-                os.write(2, f"journal compaction failed: {error!r}\n".encode())
-            except OSError:
-                pass
-        finally:
-            os._exit(status)
+        _exit_with(lambda: self._snapshot_written(number))
+
+    def _snapshot_written(self, number):
+        """Whether the child wrote the snapshot (False: its parent died first)."""
+        os.close(self._lock_fd)  # the lock stays the parent's: it goes when the parent dies
+        gc.disable()  # nothing here makes cycles; collecting would copy every page
+        parent, path = os.getppid(), self._path("snapshot", number)
+        with open(path + ".tmp", "wb", buffering=1 << 20) as out:
+            for name, store in self._stores.items():
+                out.write(encode_snapshot_record({"c": name, "indexes": self._indexes[name]}))
+                for count, document in enumerate(mongomock_internals.documents(store).values()):
+                    out.write(encode_snapshot_record({"c": name, "put": document}))
+                    if count % 10000 == 0 and os.getppid() != parent:
+                        return False  # the parent died: a new owner may be starting
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(path + ".tmp", path)
+        _sync_directory(self.directory)
+        return True
 
     def _reap(self):
         """Finish a compaction (or a fault's snapshot) whose child has exited."""
@@ -1168,10 +1163,19 @@ def merge_main(arguments):
     """The merging process: `parent pid, snapshot path, old snapshot path or
     "", segments...`; exit 0 once the snapshot is in place."""
     parent, path, snapshot, *segments = arguments
+
+    def merged():
+        gc.disable()  # millions of records, no cycles
+        return merge(snapshot or None, segments, path, int(parent))
+    _exit_with(merged)
+
+
+def _exit_with(work):
+    """A compaction's process ends here, whichever it is (a fork, a merge):
+    exit 0 if `work()` is true, else 1, with what failed on stderr."""
     status = 1
     try:
-        gc.disable()  # millions of records, no cycles
-        if merge(snapshot or None, segments, path, int(parent)):
+        if work():
             status = 0
     except BaseException as error:  # noqa: BLE001 - reported through the status
         try:
