@@ -77,24 +77,35 @@ def _answer(refused, stats):
     return refused is None, index, remaining, max(0, math.ceil(reset))
 
 
-class LocalRateCounter:
+class _Swept:
+    """A counter that drops what it keeps of past windows every SWEEP_EVERY hits."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._hits = 0
+
+    def _counted_hit(self, now):
+        """Count a hit, sweeping when it is due (with the lock held)."""
+        self._hits += 1
+        if self._hits % SWEEP_EVERY == 0:
+            self._sweep(now)
+
+
+class LocalRateCounter(_Swept):
     """The counts in a dict of this process: a request costs a dictionary
     update (the `limits` library's memory storage cost 60 us, a quarter of a
     single-record GET)."""
 
     def __init__(self):
+        super().__init__()
         self._windows = {}  # (key, amount, seconds) -> [window number, previous, current]
-        self._lock = threading.Lock()
-        self._hits = 0
 
     def hit(self, limits, key):
         """Count a request of `key` against `limits`, (amount, seconds) pairs
         the shortest window first: (allowed, index of the limit named, left, reset)."""
         now = time.time()
         with self._lock:
-            self._hits += 1
-            if self._hits % SWEEP_EVERY == 0:
-                self._sweep(now)
+            self._counted_hit(now)
             refused, stats = None, []
             for index, (amount, seconds) in enumerate(limits):
                 number, elapsed = _window(seconds, now)
@@ -118,7 +129,7 @@ class LocalRateCounter:
             del self._windows[window_key]
 
 
-class SharedRateCounter:
+class SharedRateCounter(_Swept):
     """The counts in the database's `rate_windows`: one document per
     (caller, limit, window number), `{_id, n, expires}`, gone once it can be
     neither the current window nor the previous one. With `fallback`, while
@@ -134,12 +145,11 @@ class SharedRateCounter:
     collection_name = "rate_windows"
 
     def __init__(self, db, fallback=True):
+        super().__init__()
         self.collection = db[self.collection_name]
         self.fallback = LocalRateCounter() if fallback else None
         self._failed_at = None  # monotonic time the database last failed to count
         self._final = {}  # (key, amount, seconds) -> (window number, its final count)
-        self._lock = threading.Lock()
-        self._hits = 0
 
     def hit(self, limits, key):
         """As LocalRateCounter.hit, counted in the database."""
@@ -166,9 +176,7 @@ class SharedRateCounter:
     def _counted(self, limits, key):
         now = time.time()
         with self._lock:
-            self._hits += 1
-            if self._hits % SWEEP_EVERY == 0:
-                self._sweep(now)
+            self._counted_hit(now)
         refused, stats = None, []
         for index, (amount, seconds) in enumerate(limits):
             if refused is not None:  # a refused request counts in no later limit
