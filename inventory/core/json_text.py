@@ -7,8 +7,9 @@ serialise them again was a fifth of a page's time. A record holds them as
 provider, as an `orjson.Fragment`), and whoever reads the value (the
 console, a CSV cell, a test) gets it parsed, once, on first use.
 
-It is never stored (the store parses it back where a record becomes a
-document: `event_object`) and it is not mutable: its parsed value
+It is never stored as itself: an event keeps its record as JSON text, the
+checks' text written in it as it is (`embedded`, as answers do); where a
+record becomes a document, it is parsed (`plain`). It is not mutable: its parsed value
 is handed out as a copy."""
 import copy
 
@@ -61,6 +62,14 @@ class JSONText:
 
     def __copy__(self):
         return self
+
+
+def embedded(value):
+    """orjson's `default` for JSONText: its text, written as it is (an
+    `orjson.Fragment`); TypeError for anything else, as orjson wants."""
+    if value.__class__ is JSONText:
+        return orjson.Fragment(value.text)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def plain(value):

@@ -3,13 +3,13 @@ bench/; about 5% of a 100-record list request)."""
 import orjson
 from flask.json.provider import DefaultJSONProvider
 
-from inventory.core.json_text import JSONText, plain
+from inventory.core.json_text import JSONText, embedded, plain
 
 
 class OrjsonProvider(DefaultJSONProvider):
     def _default(self, value):
         if value.__class__ is JSONText:  # stored JSON text, embedded as it is
-            return orjson.Fragment(value.text)
+            return embedded(value)
         return self.default(value)
 
     def _encoded(self, obj, **kwargs):

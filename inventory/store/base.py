@@ -198,17 +198,11 @@ class ResourceStore:
         """The organization the record in `doc` belongs to."""
         return doc.get("organization")
 
-    def event_object(self, doc):
-        """The record `doc` holds as its events store it: to_api's (a
-        resource whose records hold JSONText parses it here: an event is
-        stored, its text would not be)."""
-        return self.to_api(doc)
-
     def with_event(self, doc, action, key, changes=None, parent=None):
         """`doc` with a new event of it in its outbox (for the same write);
         `parent`, the parent's document where the record does not name it all."""
         event = self.events.event(self.event_kind, action, key, self.subject(doc, parent),
-                                  self.event_object(doc), self.owner(doc, parent), changes)
+                                  self.to_api(doc), self.owner(doc, parent), changes)
         since = doc.get(OUTBOX_SINCE) or stored_now()
         self.events.note_pending(self.collection, doc["_id"], since)
         return {**doc, OUTBOX: [*(doc.get(OUTBOX) or []), event], OUTBOX_SINCE: since}

@@ -17,6 +17,7 @@ from pymongo.errors import DuplicateKeyError
 from inventory.core.errors import BadResumePoint, EventExpired, NotFound
 from inventory.core.filtering import path_text
 from inventory.core.ids import now_rfc3339
+from inventory.core.json_text import embedded, plain
 from inventory.store import pages
 from inventory.store.document_keys import api_document, stored_document
 from inventory.store.pages import Page
@@ -171,9 +172,9 @@ class EventStore:
                  "actor": _actor.get(), "subject": subject}
         escaped = False
         try:  # a JSON string's keys need no escape
-            event[OBJECT] = orjson.dumps(record).decode()
+            event[OBJECT] = orjson.dumps(record, default=embedded).decode()
         except orjson.JSONEncodeError:  # beyond JSON's integers (64 bits): as a document
-            record = dict(record)
+            record = dict(plain(record))
             event["object"] = stored_document(record)
             escaped = event["object"] is not record
         if organization is not None:

@@ -200,13 +200,6 @@ class ClusterStore(ResourceStore):
         record.revision = f"{record.revision}-{support['status']}-{support['ends_on']}"
         return record
 
-    def event_object(self, doc):
-        record = self.to_api(doc)
-        checks = record["readiness"]["checks"]
-        if isinstance(checks, JSONText):
-            record["readiness"]["checks"] = checks.value()
-        return record
-
     @staticmethod
     def stored_revisions(revisions):
         """The stored revisions of ETags (`<revision>-<status>-<ends_on>`)."""
