@@ -28,6 +28,7 @@ import time
 
 import app as app_module
 from app import create_app
+from bench import report
 from inventory.config import Config
 
 ADMIN = "bench-admin-token"
@@ -118,10 +119,7 @@ def main():
                      + (f"{kube:.2f} | {kube / plain:.2f}x |" if kube is not None else
                         "refused by this code | - |"))
     text = "\n".join(lines) + "\n"
-    print(text)
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "label_keys.txt")
-    with open(path, "a" if args.append else "w") as out:
-        out.write(("\n" if args.append else "") + text)
+    report("label_keys", text, args.append)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ import pymongo
 from pymongo import monitoring
 
 from app import create_app
+from bench import report
 from inventory.config import Config
 from inventory.store.rate_counters import LocalRateCounter, SharedRateCounter
 
@@ -158,10 +159,7 @@ def main():
     for name, (micros, per_call) in figures.items():
         lines.append(f"| {name} | {micros:.0f} | {per_call:.2f} | {micros / baseline:.2f}x |")
     text = "\n".join(lines) + "\n"
-    print(text)
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rate_counters.txt")
-    with open(path, "a" if args.append else "w") as out:
-        out.write(("\n" if args.append else "") + text)
+    report("rate_counters", text, args.append)
 
 
 if __name__ == "__main__":
