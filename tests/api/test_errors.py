@@ -112,6 +112,7 @@ def test_description_keeps_line_breaks_and_tabs(client):
     assert org.status_code == 201 and org.get_json()["description"] == "one\n\ttwo\r\n"
 
 
+@pytest.mark.slow
 def test_options_lists_allowed_methods_in_one_order_in_every_process():
     """Flask lists a set: its order follows the process's hash seed. Each
     seed runs in a process of its own."""

@@ -155,6 +155,7 @@ def test_routes_that_need_no_token_are_exempt(path):
         assert "RateLimit" not in response.headers
 
 
+@pytest.mark.slow
 def test_the_default_rate_stops_a_script_sending_2000_requests_as_fast_as_it_can():
     app = make_app()  # the documented default
     reader = client_with(app, token_of(app))

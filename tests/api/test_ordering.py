@@ -200,6 +200,7 @@ FILTERS = [None, 'environment="dev"', 'version<"1.30"', "NOT labels:team",
            'environment="prod*" OR version>="1.31"', "last_scanned_on>1700003600"]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=st.data())

@@ -95,6 +95,7 @@ def test_the_manifests_parse_and_hold_each_kind_the_page_names():
                             "RoleBinding", "Secret", "CronJob"])
 
 
+@pytest.mark.slow
 def test_the_bound_roles_grant_every_request_the_agent_makes(agent_run):
     requests, _ = agent_run
     roles = _bound_roles()

@@ -432,6 +432,7 @@ def test_an_answer_that_does_not_come_in_time_is_asked_again_with_the_same_key(e
     assert len({headers["idempotency-key"] for _, headers, _ in inventory.posts}) == 1
 
 
+@pytest.mark.slow
 def test_as_a_command_a_failure_is_one_line_on_stderr_and_its_exit_code(env, kube):
     """`python -m inventory.agent` in its own process: nothing else is
     printed (the client's and urllib3's log lines included)."""

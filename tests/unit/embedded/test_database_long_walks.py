@@ -6,6 +6,7 @@ import contextlib
 import random
 import threading
 import time
+import types
 
 import mongomock_ng
 import pytest
@@ -37,6 +38,14 @@ def every_entry_a_slice(monkeypatch):
     """Every entry examined ends a slice: the walk lets others in after each."""
     monkeypatch.setattr(embedded, "_SLICE_SECONDS", -1.0)
     monkeypatch.setattr(embedded, "_CLOCK_EVERY", 1)
+
+
+@pytest.fixture
+def long_walks_of_its_own(monkeypatch):
+    """The long walks' turn, this test's own: a walk of another test's app
+    still running in the process (its background tasks, under a loaded
+    machine) would otherwise hold the shared one when the test looks."""
+    monkeypatch.setattr(embedded, "_LONG_WALKS", threading.Semaphore(1))
 
 
 def between_slices(monkeypatch, action):
@@ -95,7 +104,8 @@ def test_a_walk_under_an_outer_hold_of_the_lock_never_lets_go(
     assert len(page(things, "_id", False)) == N and calls
 
 
-def test_only_long_walks_queue_one_behind_another(things, every_entry_a_slice, monkeypatch):
+def test_only_long_walks_queue_one_behind_another(
+        things, every_entry_a_slice, long_walks_of_its_own, monkeypatch):
     turn_taken = []
 
     def look(call):  # is the long walks' turn held (by this walk)?
@@ -112,7 +122,7 @@ def test_only_long_walks_queue_one_behind_another(things, every_entry_a_slice, m
 
 
 def test_a_walk_that_fails_between_slices_gives_back_the_lock_and_its_turn(
-        things, every_entry_a_slice, monkeypatch):
+        things, every_entry_a_slice, long_walks_of_its_own, monkeypatch):
     def fail(call):
         if call == embedded._LONG_WALK_ENTRIES + 5:
             raise RuntimeError("killed")
@@ -267,7 +277,9 @@ def test_a_thread_away_from_the_lock_for_a_turn_starts_a_new_one(things, monkeyp
     def perf_counter():
         clock[0] += 0.001  # each look at the clock: a millisecond on
         return clock[0]
-    monkeypatch.setattr(embedded.time, "perf_counter", perf_counter)
+    # the store module's clock only: the process's other threads (another
+    # test's app still running) must neither read this clock nor move it
+    monkeypatch.setattr(embedded, "time", types.SimpleNamespace(perf_counter=perf_counter))
     for i in range(10):
         clock[0] += 1.0  # away a second between two operations
         things.find_one({"_id": f"k{i:03d}"})

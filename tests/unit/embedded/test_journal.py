@@ -379,6 +379,7 @@ def test_compaction_then_more_writes_then_a_restart_gives_the_same_data(tmp_path
     assert dict(contents(db)["things"][0])[20]["v"] == "during"
 
 
+@pytest.mark.slow
 def test_a_compaction_merges_the_files_in_a_process_of_its_own_not_a_fork(
         tmp_path, monkeypatch):
     """The snapshot is what a start replaying the files would hold, in its

@@ -381,6 +381,7 @@ def test_a_revoked_token_never_authenticates_again_on_mongodb(mongodb_like_store
     assert store.tokens.authenticate(secret) is None
 
 
+@pytest.mark.slow
 def test_no_token_authenticates_once_its_revoke_returned_under_threads(store):
     """The tokens' cache of callers (the embedded store's count of writes)
     against revokes racing it: a request that begins after a revoke
