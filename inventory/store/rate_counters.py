@@ -164,8 +164,10 @@ class SharedRateCounter(_Swept):
                     raise
                 raise Unavailable("The rate counters cannot be written; try again "
                                   "shortly.") from error
-            log.warning("Counting rates in the database failed: counting in this process's "
-                        "memory, looking back every %s s.", CHECK_BACK_SECONDS, exc_info=True)
+            if self._failed_at is None:  # once per outage, not at every look back
+                log.warning("Counting rates in the database failed: counting in this process's "
+                            "memory, looking back every %s s.", CHECK_BACK_SECONDS,
+                            exc_info=not isinstance(error, Unavailable))
             self._failed_at = time.monotonic()
             return self.fallback.hit(limits, key)
         if self._failed_at is not None:
