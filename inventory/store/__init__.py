@@ -352,6 +352,7 @@ def init_app(app, config, resources):
     store.events.shared = not config.embedded  # other workers and instances write it too
     if not config.embedded:  # every worker and instance counts a caller's rate together
         store.rate_counter = store.rate_windows
+        store.rate_windows.outage = store.db.outage
     app.extensions["inventory.store"] = store
     if config.ANNOUNCE:  # serving: publish the events of writers that died, finish their deletes
         store.events.start_sweeping()

@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.parse
 
 import pytest
 
@@ -60,16 +61,29 @@ def _timed(call):
     return answer, time.monotonic() - started
 
 
-def _page(port, path):
-    """A console page, as a browser signed in with the admin token gets it."""
+def _page(port, path, form=None, headers=None):
+    """A console page (GET, or POST of `form`), as a browser signed in with
+    the admin token gets it, unless `headers` say otherwise."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    sent = {"Authorization": f"Bearer {TOKEN}", "Accept": "text/html", **(headers or {})}
+    body = None
+    if form is not None:
+        body = urllib.parse.urlencode(form)
+        sent["Content-Type"] = "application/x-www-form-urlencoded"
     try:
-        connection.request("GET", path, headers={"Authorization": f"Bearer {TOKEN}",
-                                                 "Accept": "text/html"})
+        connection.request("GET" if form is None else "POST", path, body=body, headers=sent)
         response = connection.getresponse()
         return response.status, response.headers, response.read().decode()
     finally:
         connection.close()
+
+
+def _is_away_page(answer, took, bound):
+    status, headers, text = answer
+    assert status == 503 and took < bound, (status, took)
+    assert headers["Content-Type"].startswith("text/html")  # the console's own page, no 500
+    assert "Unavailable" in text and "cannot be reached" in text
+    assert headers["Retry-After"] == "5"
 
 
 def _wait_for(condition, seconds, what):
@@ -138,11 +152,15 @@ def test_the_service_starts_without_its_database_and_serves_once_it_answers(data
             answer, took = _timed(lambda: server.request(method, path, body, token=token))
             _is_away_problem(answer)  # a token it cannot look up: 503 too, never 401
             assert took < bound, (method, path, took)
-        (status, headers, text), took = _timed(lambda: _page(server.port, "/ui/"))
-        assert status == 503 and took < bound, (status, took)
-        assert headers["Content-Type"].startswith("text/html")  # the console's own page, no 500
-        assert "Unavailable" in text and "cannot be reached" in text
-        assert headers["Retry-After"] == "5"
+        _is_away_page(*_timed(lambda: _page(server.port, "/ui/")), bound)
+        # a sign-in with a token it cannot look up: the console's 503 page too
+        status, headers, _ = _page(server.port, "/ui/sign-in", headers={"Authorization": ""})
+        assert status == 200  # the form needs no database
+        form_token = headers["Set-Cookie"].split(";")[0].split("=", 1)[1]
+        for _ in range(2):  # the rate counter's first failure, then what it knows
+            _is_away_page(*_timed(lambda: _page(
+                server.port, "/ui/sign-in", {"form_token": form_token, "token": "inv_someone"},
+                {"Authorization": "", "Cookie": f"inventory_sign_in={form_token}"})), bound)
 
         time.sleep(max(0.0, DOWN_SECONDS - (time.monotonic() - started)))
         assert server.process.poll() is None
