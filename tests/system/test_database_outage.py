@@ -114,6 +114,8 @@ def _serves_normally(server):
         assert made.status == 201, made
         read = server.request("GET", f"/organizations/{made.body['id']}")
         assert read.status == 200 and read.body["title"] == f"Acme {index}", read
+    page = server.request("GET", "/organizations?limit=1")  # a signed continuation token
+    assert page.status == 200 and page.body["pagination"]["continue"], page
 
 
 @pytest.fixture
