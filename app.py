@@ -7,6 +7,7 @@ import sys
 from inventory import cli, integrations, resources, store, ui
 from inventory.cli import demo
 from inventory.config import Config
+from inventory.core.errors import Unavailable
 from inventory.http import (
     api,
     auth,
@@ -46,10 +47,21 @@ def create_app(config=None):
     api.init_app(app, [*resources.blueprints(), *integrations.BLUEPRINTS])
     webhooks.init_app(app, config)
     cli.init_app(app)
-    if config.DEMO and not demo.load_demo(database):
-        logging.getLogger("inventory").warning(
-            "INVENTORY_DEMO: the demo estate is there already; it was not loaded again.")
+    if config.DEMO:
+        _load_demo(database)
     return app
+
+
+def _load_demo(database):
+    log = logging.getLogger("inventory")
+    try:
+        loaded = demo.load_demo(database)
+    except Unavailable:  # MongoDB away: the start goes on without it (docs/reliability.md)
+        log.warning("INVENTORY_DEMO: the database cannot be reached; the demo estate was not "
+                    "loaded (flask --app app seed-demo loads it).")
+        return
+    if not loaded:
+        log.warning("INVENTORY_DEMO: the demo estate is there already; it was not loaded again.")
 
 
 def register_request_hooks(app, config, database):

@@ -74,6 +74,21 @@ def on_starting(server):
         sys.exit(1)
 
 
+def nworkers_changed(server, new_value, old_value):
+    # At run time too, the embedded store stays in one process: a worker
+    # added (kill -TTIN, gunicorn's way; a reload with more configured)
+    # would wait for the data directory's lock, fail to boot and stop the
+    # whole service, or, in memory only, answer from data of its own. It is
+    # not added, and the log says so (old_value None: the start, checked in
+    # on_starting). A worker that dies is still replaced: that adds none.
+    if settings.embedded and old_value is not None and new_value > 1:
+        server.log.warning(
+            "Not adding a worker (asked for %d): the embedded store lives in one process, "
+            "so one worker serves it. Set MONGODB_URI to serve from several.", new_value)
+        server.cfg.set("workers", 1)  # what a reload spawns
+        server.num_workers = 1  # calls this again, with 1: nothing more to do
+
+
 def when_ready(server):
     # gunicorn logs the address it binds (0.0.0.0, every interface), which a
     # browser cannot open: say where the service answers from this machine.

@@ -77,7 +77,8 @@ SETTINGS = (
             shown_default="unset: embedded store"),
     Setting("MONGODB_DB", None, "Database name; overrides the URI's."),
     Setting("MONGODB_TIMEOUT_MS", 5000, "How long to wait for the database before answering "
-            "503.", int),
+            "503: while it is away (at start too), every request that needs it answers 503 "
+            "within this (see [Reliability](reliability.md)).", int),
     Setting("INVENTORY_DATA_DIR", None,
             "Without `MONGODB_URI`: the directory the embedded store journals every write to "
             "and restores itself from at start (see [Reliability](reliability.md)), and where "
@@ -123,7 +124,9 @@ SETTINGS = (
     Setting("PORT", 8000, "Port gunicorn binds (`gunicorn.conf.py`); webhooks' bodies name "
             "it in their `$schema` URL when the service answers on a loopback host.", int),
     Setting("WEB_CONCURRENCY", 1, "gunicorn worker processes; more than one needs "
-            "`MONGODB_URI`. About one per core.", int),
+            "`MONGODB_URI` (on the embedded store a start with more is refused, and a worker "
+            "added at run time, `kill -TTIN`, is not added, with a log line). About one per "
+            "core.", int),
     Setting("GUNICORN_CONNECTIONS", 2000,
             "Connections a worker holds at once, idle ones and change-feed watchers included; "
             "past it, a 503. Fewer when the open-files limit (raised to its hard limit at "

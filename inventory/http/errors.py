@@ -76,7 +76,8 @@ def entries_of(error):
     return []
 
 
-def _headers_of(error):
+def headers_of(error):
+    """The headers an answer to `error` carries (an API problem or a console page)."""
     if isinstance(error, errors.NotAuthenticated):
         challenge = 'Bearer realm="inventory"'
         if error.invalid_token:
@@ -104,7 +105,7 @@ def handle_service_error(error):
     if isinstance(error, errors.Unavailable):
         log.warning("database unavailable: %s", error.__cause__ or error)
     return problem_response(status_of(error), error.detail, entries_of(error),
-                            _headers_of(error))
+                            headers_of(error))
 
 
 

@@ -44,6 +44,7 @@ from inventory.config import LOOPBACK_HOSTS
 from inventory.core import filtering, outbound
 from inventory.core.caps import WEBHOOK_BACKOFF, WEBHOOK_RESPONSE_BYTES, WEBHOOK_TIMEOUT
 from inventory.store.events import ALL
+from inventory.store.outages import background
 from inventory.store.pages import PageRequest
 from schemas.events import EventSchema
 
@@ -176,7 +177,9 @@ class Deliverer:
     def _run(self):
         next_sweep = 0.0
         while not self._stopping.is_set():
-            try:
+            passed = False
+            # the database may be away: said once per outage, tried again later
+            with background("A webhook delivery pass"):
                 if not self.store.webhooks.collection.estimated_document_count():
                     time.sleep(POLL_SECONDS)  # no webhook at all: a commit costs nothing here
                     continue
@@ -189,8 +192,8 @@ class Deliverer:
                     next_sweep = time.monotonic() + SWEEP_SECONDS
                 self._wake_retries()
                 self._schedule()
-            except Exception:  # the database may be away: try again later
-                log.exception("webhook delivery pass failed")
+                passed = True
+            if not passed:
                 time.sleep(POLL_SECONDS)
                 continue
             # woken by this process's commits that a webhook may see and by

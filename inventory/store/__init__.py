@@ -22,6 +22,7 @@ from inventory.core.errors import HasChildren, Unavailable
 from inventory.store.base import DELETING
 from inventory.store.events import OUTBOX_SINCE, EventStore, stored_now
 from inventory.store.idempotency import KEEP_FOR, IdempotencyStore
+from inventory.store.outages import Outage, background
 from inventory.store.quotas import Quotas
 from inventory.store.rate_counters import LocalRateCounter, SharedRateCounter
 from inventory.store.sessions import IDLE, SessionStore
@@ -43,11 +44,13 @@ TTL_REFUSED = "ttl-refused"
 class _Guarded:
     """A pymongo database or collection whose calls raise the service's
     Unavailable, not pymongo's ConnectionFailure (server selection and
-    network timeouts among them), when the database is away. `find` and
-    `aggregate` answer a list, so that the cursor's reads happen inside the guard."""
+    network timeouts among them), when the database is away, noting the
+    outage (`Outage`). `find` and `aggregate` answer a list, so that the
+    cursor's reads happen inside the guard."""
 
-    def __init__(self, target):
+    def __init__(self, target, outage=None):
         self._target = target
+        self.outage = outage or Outage()
 
     @property
     def unguarded(self):
@@ -55,7 +58,7 @@ class _Guarded:
         return self._target
 
     def __getitem__(self, name):
-        return _Guarded(self._target[name])
+        return _Guarded(self._target[name], self.outage)
 
     def __getattr__(self, name):
         attribute = getattr(self._target, name)
@@ -66,16 +69,22 @@ class _Guarded:
             raise AttributeError(f"A collection has no attribute {name!r} (pymongo would "
                                  f"answer the sub-collection {attribute.name!r}).")
         if isinstance(attribute, (pymongo.collection.Collection, pymongo.database.Database)):
-            return _Guarded(attribute)
+            return _Guarded(attribute, self.outage)
         if not callable(attribute) or name == "client":
             return attribute
 
         def guarded(*args, **kwargs):
             try:
                 answer = attribute(*args, **kwargs)
-                return list(answer) if name in ("find", "aggregate") else answer
+                answer = list(answer) if name in ("find", "aggregate") else answer
             except pymongo.errors.ConnectionFailure as error:
+                self.outage.failed(error)
                 raise Unavailable() from error
+            except pymongo.errors.OperationFailure:  # the server's own refusal: it answers
+                self.outage.answered()
+                raise
+            self.outage.answered()
+            return answer
         return guarded
 
 
@@ -112,6 +121,7 @@ class Store:
                  events_retention_days=30, webhook_lease=60, unscoped_webhooks=None):
         self.db = db
         self.resources = []
+        self._refused_said = []  # the refused TTL indexes this process said it sweeps for
         settings = {"scan_retention": scan_retention, "webhook_lease": webhook_lease,
                     "unscoped_webhooks": unscoped_webhooks}
         for spec, store_class in resources:
@@ -222,8 +232,15 @@ class Store:
         """Delete what the refused TTL indexes would have expired, a slice of
         RETENTION_SLICE records at a time, oldest first (a read and a delete
         by key: no write ever large, whatever is due); how many went.
+        Which were refused is read each time (a create-indexes run since is
+        followed), and said when this process first finds them.
         Several processes may sweep at once: a delete of what is gone is a no-op."""
-        refused, now, deleted = set(self.ttl_refused()), now or stored_now(), 0
+        refused, now, deleted = self.ttl_refused(), now or stored_now(), 0
+        if refused and refused != self._refused_said:
+            log.warning("The database refused TTL indexes at create-indexes (%s): this process "
+                        "deletes their expired records itself every %d s.", ", ".join(refused),
+                        RETENTION_SWEEP_SECONDS)
+        self._refused_said = refused
         for collection, field, seconds in self.expiring():
             if collection.name not in refused:
                 continue
@@ -240,22 +257,14 @@ class Store:
         return deleted
 
     def start_sweeping_expired(self):
-        """In this process, for its life, when the database refused TTL
-        indexes: sweep what they would expire, now and every
-        RETENTION_SWEEP_SECONDS; said once, at start."""
-        refused = self.ttl_refused()
-        if not refused:
-            return
-        log.warning("The database refused TTL indexes at create-indexes (%s): this process "
-                    "deletes their expired records itself every %d s.", ", ".join(refused),
-                    RETENTION_SWEEP_SECONDS)
-
+        """In this process, for its life, on MongoDB: sweep what the TTL
+        indexes the database refused would expire, now and every
+        RETENTION_SWEEP_SECONDS (nothing where none were). Not a read at
+        start: a start while the database is away must not fail."""
         def run():
             while True:
-                try:
+                with background("Sweeping expired records"):
                     self.sweep_expired()
-                except Exception:  # the database may be away; try again later
-                    log.exception("Sweeping expired records failed; trying again later.")
                 time.sleep(RETENTION_SWEEP_SECONDS)
         threading.Thread(target=run, name="retention-sweeper", daemon=True).start()
 
@@ -294,10 +303,8 @@ class Store:
         def run():
             seen = None if not self.events.shared else set()
             while True:
-                try:
+                with background("Finishing interrupted deletes"):
                     seen = self.finish_interrupted_deletes(seen)
-                except Exception:  # the database may be away; try again later
-                    log.exception("Finishing interrupted deletes failed; trying again later.")
                 time.sleep(DELETES_SWEEP_SECONDS)
         threading.Thread(target=run, name="delete-finisher", daemon=True).start()
 
@@ -345,6 +352,7 @@ def init_app(app, config, resources):
     store.events.shared = not config.embedded  # other workers and instances write it too
     if not config.embedded:  # every worker and instance counts a caller's rate together
         store.rate_counter = store.rate_windows
+        store.rate_windows.outage = store.db.outage
     app.extensions["inventory.store"] = store
     if config.ANNOUNCE:  # serving: publish the events of writers that died, finish their deletes
         store.events.start_sweeping()

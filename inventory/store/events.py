@@ -20,6 +20,7 @@ from inventory.core.ids import now_rfc3339
 from inventory.core.json_text import embedded, plain
 from inventory.store import pages
 from inventory.store.document_keys import api_document, stored_document
+from inventory.store.outages import background
 from inventory.store.pages import Page
 from inventory.store.query import FilterCompiler
 
@@ -529,10 +530,8 @@ class EventStore:
         """Sweep now and every SWEEP_SECONDS, in this process, for its life."""
         def run():
             while True:
-                try:
+                with background("Publishing the events writers left pending"):
                     self.sweep()
-                except Exception:  # the database may be away; try again later
-                    pass
                 time.sleep(SWEEP_SECONDS)
         threading.Thread(target=run, name="event-sweeper", daemon=True).start()
 

@@ -149,13 +149,19 @@ class SharedRateCounter(_Swept):
         self.collection = db[self.collection_name]
         self.fallback = LocalRateCounter() if fallback else None
         self._failed_at = None  # monotonic time the database last failed to count
+        self._said = False  # whether this counter said so (and so says when it counts again)
+        # the database's outage as this process knows it (inventory.store.outages),
+        # on MongoDB: while it lasts, no look back (each would cost a request
+        # MONGODB_TIMEOUT_MS on top of its own 503's), and no line of the
+        # counter's own (the outage's says it)
+        self.outage = None
         self._final = {}  # (key, amount, seconds) -> (window number, its final count)
 
     def hit(self, limits, key):
         """As LocalRateCounter.hit, counted in the database."""
-        if self._failed_at is not None and self.fallback is not None:
-            if time.monotonic() - self._failed_at < CHECK_BACK_SECONDS:
-                return self.fallback.hit(limits, key)
+        if self.fallback is not None and (self._away() or self._failed_at is not None and
+                                          time.monotonic() - self._failed_at < CHECK_BACK_SECONDS):
+            return self.fallback.hit(limits, key)
         try:
             answer = self._counted(limits, key)
         except (Unavailable, pymongo.errors.PyMongoError) as error:
@@ -164,14 +170,21 @@ class SharedRateCounter(_Swept):
                     raise
                 raise Unavailable("The rate counters cannot be written; try again "
                                   "shortly.") from error
-            log.warning("Counting rates in the database failed: counting in this process's "
-                        "memory, looking back every %s s.", CHECK_BACK_SECONDS, exc_info=True)
+            if not self._said and not self._away():  # once, not at every look back
+                log.warning("Counting rates in the database failed: counting in this process's "
+                            "memory, looking back every %s s.", CHECK_BACK_SECONDS,
+                            exc_info=not isinstance(error, Unavailable))
+                self._said = True
             self._failed_at = time.monotonic()
             return self.fallback.hit(limits, key)
-        if self._failed_at is not None:
+        if self._said:
             log.warning("The database counts rates again.")
-            self._failed_at = None
+        self._failed_at, self._said = None, False
         return answer
+
+    def _away(self):
+        """Whether this process knows the database is away (an outage said)."""
+        return self.outage is not None and self.outage.since is not None
 
     def _counted(self, limits, key):
         now = time.time()

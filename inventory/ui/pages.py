@@ -15,7 +15,7 @@ from werkzeug.exceptions import Forbidden, HTTPException, NotFound
 
 from inventory.core import errors
 from inventory.http.auth import SESSION_COOKIE
-from inventory.http.errors import status_of
+from inventory.http.errors import headers_of, status_of
 from inventory.http.operations import Operation
 
 log = logging.getLogger("inventory")
@@ -132,9 +132,7 @@ def service_error(error):
     status = status_of(error)
     response = render_template("ui/error.html", status=status, detail=error.detail,
                                title=_TITLES.get(status, "Error"))
-    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, errors.Throttled) \
-        else {}
-    return response, status, headers
+    return response, status, headers_of(error)  # Retry-After: a 429's, an away database's
 
 
 _TITLES = {400: "Bad request", 403: "Not allowed", 404: "Not found", 405: "Method not allowed",

@@ -63,10 +63,26 @@ def environment_of(config):
     return variables
 
 
+_HANDED_OUT = set()  # of TEST_PORTS, by this process
+
+
 def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A port nothing listens on: one of TEST_PORTS (`9100-9199`: a shared
+    machine's share) when that is set, else any the system gives."""
+    first, _, last = os.environ.get("TEST_PORTS", "0").partition("-")
+    for port in range(int(first), int(last or first) + 1):
+        if port in _HANDED_OUT:  # free still, but perhaps not for long
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            port = probe.getsockname()[1]
+        if port:  # TEST_PORTS' (the system's own are not given twice at once)
+            _HANDED_OUT.add(port)
+        return port
+    raise RuntimeError(f"no free port in TEST_PORTS={os.environ['TEST_PORTS']}")
 
 
 def _children(pid):

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from app import create_app
-from tests.conftest import REAL_MONGO, make_config
+from tests.conftest import REAL_MONGO, client_with, make_config
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -139,6 +139,36 @@ def test_the_service_answers_503_while_the_database_is_away_and_recovers_by_itse
             time.sleep(0.2)
     finally:
         database.stop()
+
+
+def test_the_app_starts_while_the_database_is_away(monkeypatch):
+    """Nothing at start reads MongoDB (issue 43): the background work is
+    started, to try at its own pace, and requests answer 503 meanwhile.
+    Served, with the database coming back: tests/system/test_database_outage.py."""
+    import threading
+
+    from app import create_app
+    from inventory.config import Config
+
+    started = []
+
+    class Thread(threading.Thread):
+        def start(self):
+            if self._target.__module__.startswith("inventory."):  # the service's: not run here
+                started.append(self.name)
+            else:  # pymongo's monitors
+                super().start()
+    monkeypatch.setattr(threading, "Thread", Thread)
+    app = create_app(Config(TESTING=True, ANNOUNCE=True, DEMO=True, INVENTORY_ADMIN_TOKEN="t",
+                            MONGODB_URI="mongodb://127.0.0.1:1/inventory",
+                            MONGODB_TIMEOUT_MS=100))
+    assert sorted(started) == ["delete-finisher", "event-sweeper", "retention-sweeper",
+                               "webhook-deliverer"]
+    client = client_with(app, "t")
+    assert client.get("/healthz").status_code == 200
+    for path in ("/readyz", "/organizations"):
+        answer = client.get(path)
+        assert (answer.status_code, answer.mimetype) == (503, "application/problem+json")
 
 
 def _names(hooks):

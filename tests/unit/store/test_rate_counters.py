@@ -178,13 +178,37 @@ def test_while_the_database_is_away_rates_are_counted_in_memory_and_it_is_looked
     assert counter.hit(two, "token:b")[0] is True  # each caller its own budget still
     assert caplog.text.count("counting in this process's memory") == 1  # not looked at again yet
     monkeypatch.setattr(counters_module, "CHECK_BACK_SECONDS", 0)
+    looks, counted = [], counter._counted
+    monkeypatch.setattr(counter, "_counted", lambda *args: looks.append(1) or counted(*args))
     assert counter.hit(two, "token:a")[0] is False  # still away: still in memory
-    assert caplog.text.count("counting in this process's memory") == 2
+    assert looks == [1]  # looked at again, and said once per outage, not at every look
+    assert caplog.text.count("counting in this process's memory") == 1
     # back (here the test's database standing in for it): counted there again
     monkeypatch.setattr(counter, "collection", store.rate_windows.collection)
     assert counter.hit(two, "token:a")[0] is True
     assert store.rate_windows.collection.count_documents({}) == 1
     assert "The database counts rates again" in caplog.text
+
+
+def test_while_the_process_knows_the_database_is_away_the_counter_does_not_look_back(
+        monkeypatch):
+    """A look back costs the request MONGODB_TIMEOUT_MS before its own
+    read fails too: while the outage is known (inventory.store.outages),
+    none is made; once something reached the database, the next hit looks."""
+    from inventory.store.outages import Outage
+
+    counter, two = _unreachable(), windows("2 per hour")[1]
+    counter.outage = Outage()
+    assert counter.hit(two, "token:a")[0] is True  # failed: counted in memory
+    counter.outage.failed(RuntimeError("away"))
+    monkeypatch.setattr(counters_module, "CHECK_BACK_SECONDS", 0)
+    looks, counted = [], counter._counted
+    monkeypatch.setattr(counter, "_counted", lambda *args: looks.append(1) or counted(*args))
+    assert [counter.hit(two, "token:a")[0] for _ in range(2)] == [True, False]
+    assert looks == []
+    counter.outage.answered()
+    counter.hit(two, "token:a")
+    assert looks == [1]
 
 
 def test_a_database_that_refuses_the_write_is_counted_around_too(store, monkeypatch):
