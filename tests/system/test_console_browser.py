@@ -297,7 +297,7 @@ def test_a_person_walks_the_console(browser, served, shots):
     check_page(driver, "Sign in")
 
 
-def test_no_console_page_scrolls_sideways_at_360_px(browser, served):
+def test_no_console_page_scrolls_sideways_at_360_px(browser, served, shots):
     """Every page of the console, as a phone shows it (360 px wide), with
     every disclosure open: nothing wider than the window (a table's own box
     may scroll, the page never), no console error, no serious axe finding."""
@@ -329,14 +329,28 @@ def test_no_console_page_scrolls_sideways_at_360_px(browser, served):
             if path == "/ui/clusters/cluster-01":
                 assert opened >= 2  # its readiness details, its scan's observations
                 assert "widgetdefinitions3" in driver.find_element(By.TAG_NAME, "main").text
+                _shoot_at(driver, "readiness-heading", shots / "cluster-readiness-360.png")
+            if path == "/ui/":
+                _shoot_at(driver, "charts-heading", shots / "overview-360.png")
             check_page(driver, title, status=404 if path == "/ui/no-such-page" else None)
             width = driver.execute_script(
                 "return [document.documentElement.scrollWidth, window.innerWidth]")
             assert width[0] <= width[1], (path, width)
+        driver.set_window_size(1280, 1000)
+        driver.get(driver.base + "/ui/clusters/cluster-01")
+        driver.execute_script("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        _shoot_at(driver, "readiness-heading", shots / "cluster-readiness.png")
         # and the page that signs in
+        driver.set_window_size(360, 800)
         driver.get(driver.base + "/ui/")
         button(driver, "Sign out").click()
         wait_for(lambda: "/ui/sign-in" in driver.current_url)
         check_page(driver, "Sign in")
     finally:
         driver.set_window_size(1280, 1000)
+
+
+def _shoot_at(driver, heading, path):
+    """A screenshot from the heading `heading` down, for docs/console.md."""
+    driver.execute_script(f"document.getElementById('{heading}').scrollIntoView()")
+    driver.save_screenshot(str(path))
