@@ -21,3 +21,22 @@ def test_the_fleet_pages_support_example_is_what_the_service_answers_on_its_day(
     with time_machine.travel(read_on, tick=True):
         record = inventory.cluster(platform, version=f"{minor}.3")
     assert record["support"] == shown
+
+
+def test_the_fleet_pages_summary_example_is_what_the_service_answers_on_its_day(
+        client, inventory):
+    text = (ROOT / "docs" / "fleet.md").read_text()
+    day, block = re.search(r"\(a fleet on EKS, read on (\d{4}-\d\d-\d\d)\):.*?```json\n(.*?)```",
+                           text, re.S).groups()
+    shown = json.loads(block)
+    platform = inventory.platform(control_plane={"provider": "eks"})["name"]
+    for group in shown["groups"]:
+        for n in range(group["count"]):
+            inventory.cluster(platform, environment=group["key"]["environment"],
+                              version=f"{group['key']['version']}.{n}")
+    read_on = datetime.datetime.fromisoformat(day).replace(hour=12, tzinfo=datetime.timezone.utc)
+    with time_machine.travel(read_on, tick=True):
+        answer = client.get("/kubeclusters:summary",
+                            query_string={"group_by": "environment,version,support.status"})
+    assert answer.get_json()["groups"] == shown["groups"]
+    assert answer.get_json()["total"] == shown["total"]
