@@ -138,14 +138,11 @@ def _bar(label, count, kind, filter_text):
 
 def _version_bars(groups):
     """The overview's chart of clusters by minor version, oldest first."""
-    def minor_key(item):
-        parts = version_parts(item[0]["version"] or "")
-        return (0, parts) if parts else (1, ())
+    parsed = sorted(((version_parts(key["version"] or ""), key["version"], count)
+                     for key, count in groups), key=lambda row: (row[0] is None, row[0] or ()))
     bars = []
-    for key, count in sorted(groups, key=minor_key):
-        minor = key["version"]
-        parts = version_parts(minor or "")
-        if parts is None:  # not a version (the summary's null group)
+    for parts, minor, count in parsed:
+        if parts is None:  # not a version (the summary's null group), last
             bars.append({"label": "not a version", "count": count, "kind": "plain",
                          "href": None})
             continue
@@ -173,10 +170,10 @@ def _support_bars(groups):
 class Counts:
     """The overview's counts, per scope: by environment and support status,
     by readiness status, by minor version, and the upgrade blockers; kept
-    COUNTS_SECONDS in this process: each is one pass over every cluster (at 100,000 clusters
-    on the embedded store, a few hundred ms), the same summaries the API
-    answers, and a glance at the fleet need not repeat them for each
-    reload. The page says when they were counted."""
+    COUNTS_SECONDS in this process: each is one pass over every cluster
+    (at 100,000 clusters on the embedded store, a few hundred ms), the same
+    summaries the API answers, and a glance at the fleet need not repeat
+    them for each reload. The page says when they were counted."""
 
     def __init__(self):
         self._kept = {}  # scope -> (monotonic time, counts, counted at)
