@@ -36,6 +36,9 @@ GOAL_MS = 100
 PAGES = {
     "overview /ui/ (counts kept)": ("/ui/", [
         "/kubeclusters:summary?group_by=environment,support.status",
+        "/kubeclusters:summary?group_by=readiness.status",
+        "/kubeclusters:summary?group_by=version",
+        "/kubeclusters:blockers",
         "/kubeclusters?" + urlencode({"limit": 10, **ENDING_SOONEST}),
         "/kubeclusters?limit=10&order_by=last_scanned_on",
         "/events?limit=10&order_by=occurred_on+desc"]),

@@ -7,7 +7,7 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
-from inventory.cli.seed import typical_scan
+from inventory.core import lifecycle
 from inventory.core.errors import KeyInUse
 from inventory.store import get_store
 from inventory.store.events import acting_as
@@ -24,21 +24,141 @@ PLATFORMS = [
     ("globex-aks", "Globex", "Globex AKS (West Europe)", "aks", "azure"),
     ("initech-eks", "Initech", "Initech EKS (us-east-1)", "eks", "aws"),
 ]
-# name, platform, environment, version, labels
+# name, platform, environment, the support its version is chosen for, what
+# its scans show (PROFILES), labels
 CLUSTERS = [
-    ("shop-prod", "acme-eks-prod", "production", "v1.31.2-eks-1234", {"team": "shop", "tier": "gold"}),
-    ("payments-prod", "acme-eks-prod", "production", "v1.30.6-eks-5678",
+    ("shop-prod", "acme-eks-prod", "production", "supported", "passing",
+     {"team": "shop", "tier": "gold"}),
+    ("payments-prod", "acme-eks-prod", "production", "ending", "deprecated-api",
      {"team": "payments", "tier": "gold"}),
-    ("shop-staging", "acme-eks-prod", "staging", "v1.32.0-eks-0001", {"team": "shop"}),
-    ("analytics-prod", "acme-gke-data", "production", "1.29.10-gke.1200", {"team": "data"}),
-    ("analytics-dev", "acme-gke-data", "dev", "1.31.1-gke.300", {"team": "data"}),
-    ("routing-prod", "globex-aks", "production", "1.30.4", {"team": "routing", "tier": "silver"}),
-    ("routing-test", "globex-aks", "test", "1.31.2", {"team": "routing"}),
-    ("warehouse-prod", "globex-aks", "production", "1.28.15", {"team": "warehouse"}),
-    ("tps-prod", "initech-eks", "production", "v1.29.8-eks-4242", {"team": "tps"}),
-    ("tps-dev", "initech-eks", "dev", "v1.31.2-eks-1234", {}),
+    ("shop-staging", "acme-eks-prod", "staging", "supported", "newer-patch", {"team": "shop"}),
+    ("analytics-prod", "acme-gke-data", "production", "supported", "old-node-pool",
+     {"team": "data"}),
+    ("analytics-dev", "acme-gke-data", "dev", "ending", "passing", {"team": "data"}),
+    ("routing-prod", "globex-aks", "production", "supported", "passing",
+     {"team": "routing", "tier": "silver"}),
+    ("routing-test", "globex-aks", "test", "ending", "newer-patch", {"team": "routing"}),
+    ("warehouse-prod", "globex-aks", "production", "extended", "old-node-pool",
+     {"team": "warehouse"}),
+    ("tps-prod", "initech-eks", "production", "extended", "deprecated-api", {"team": "tps"}),
+    ("tps-dev", "initech-eks", "dev", "supported", "upgraded-unrecorded", {}),
+    ("search-prod", "acme-eks-prod", "production", "extended", "passing",
+     {"team": "search", "tier": "gold"}),
+    ("ledger-prod", "globex-aks", "production", "unsupported", "deprecated-api",
+     {"team": "ledger"}),
 ]
+# What a cluster's scans show, and the readiness that makes:
+# passing; newer-patch (the API server was patched, the inventory not:
+# warning); deprecated-api (clients still call an API removed in the next
+# minor, or the one after: error or warning); old-node-pool (a node pool
+# the next minor would leave outside the version-skew policy: error);
+# upgraded-unrecorded (the API server is a minor ahead of the record: error).
+PROFILES = ("passing", "newer-patch", "deprecated-api", "old-node-pool", "upgraded-unrecorded")
+# APIs Kubernetes removed (group, version, resource, kind, removed in, its
+# replacement), from its deprecation guide; a scan shows only those its
+# API server still serves. `componentstatuses` is deprecated, never removed.
+REMOVED_APIS = (
+    ("batch", "v1beta1", "cronjobs", "CronJob", "1.25", "batch/v1"),
+    ("policy", "v1beta1", "podsecuritypolicies", "PodSecurityPolicy", "1.25", ""),
+    ("autoscaling", "v2beta2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", "1.26",
+     "autoscaling/v2"),
+    ("storage.k8s.io", "v1beta1", "csistoragecapacities", "CSIStorageCapacity", "1.27",
+     "storage.k8s.io/v1"),
+    ("flowcontrol.apiserver.k8s.io", "v1beta2", "flowschemas", "FlowSchema", "1.29",
+     "flowcontrol.apiserver.k8s.io/v1"),
+    ("flowcontrol.apiserver.k8s.io", "v1beta3", "flowschemas", "FlowSchema", "1.32",
+     "flowcontrol.apiserver.k8s.io/v1"),
+    ("flowcontrol.apiserver.k8s.io", "v1beta3", "prioritylevelconfigurations",
+     "PriorityLevelConfiguration", "1.32", "flowcontrol.apiserver.k8s.io/v1"),
+    ("", "v1", "componentstatuses", "ComponentStatus", "", ""),
+)
+# how each distribution spells a version (minor, patch)
+VERSION_FORMATS = {"eks": "v{}.{}-eks-{}", "gke": "{}.{}-gke.{}", "aks": "{}.{}{}"}
+BUILDS = {"eks": ("113cf36", "4f3a2b1", "a737599"), "gke": ("1080000", "1255000", "1416000"),
+          "aks": ("", "", "")}
+PREFERENCE = ("supported", "ending", "extended", "unsupported")
 DAY = 24 * 3600
+
+
+def _minor_key(minor):
+    major, number = minor.split(".")
+    return int(major), int(number)
+
+
+def chosen_minor(lifecycles, distribution, wanted, day, rank=0):
+    """A minor of `distribution` whose support on `day` is `wanted` (the
+    `rank`-th newest such), else the nearest status that the data offers
+    that day (the demo follows the calendar: it never shows a version
+    whose support is not what it reads today)."""
+    cycles = lifecycles.cycles[distribution]
+    order = [wanted, *sorted((s for s in PREFERENCE if s != wanted),
+                             key=lambda s: abs(PREFERENCE.index(s) - PREFERENCE.index(wanted)))]
+    for status in order:
+        found = sorted((m for m, c in cycles.items() if c.status(day)[0] == status),
+                       key=_minor_key, reverse=True)
+        if found:
+            return found[min(rank, len(found) - 1)]
+    return max(cycles, key=_minor_key)
+
+
+def _spelled(distribution, minor, patch, build):
+    if distribution == "aks":
+        return f"{minor}.{patch}"
+    return VERSION_FORMATS[distribution].format(minor, patch, build)
+
+
+def _served(api_removed, minor):
+    """Whether an API server at `minor` still serves an API removed in `api_removed`."""
+    return not api_removed or _minor_key(api_removed) > _minor_key(minor)
+
+
+def demo_scan(distribution, minor, patch, profile, c):
+    """What the agent posts for demo cluster number `c`, recorded at
+    `minor` and `patch` with scans showing `profile`: (the scan's body,
+    the version the cluster records)."""
+    major, number = _minor_key(minor)
+    build = BUILDS[distribution][c % 3]
+    recorded = _spelled(distribution, minor, patch, build)
+    server_minor, server_patch = minor, patch
+    if profile == "newer-patch":
+        server_patch = patch + 1
+    elif profile == "upgraded-unrecorded":
+        server_minor, server_patch = f"{major}.{number + 1}", 1
+    server = _spelled(distribution, server_minor, server_patch, build)
+    if distribution == "aks":
+        server = "v" + server
+    kubelet = server if server.startswith("v") else "v" + server
+    nodes = {kubelet: 6 + c % 5}
+    if c % 2:  # a pool still on the minor before, as upgrades leave them for a while
+        nodes[f"v{major}.{number - 1}.{patch + 2}"] = 3
+    if profile == "old-node-pool":  # the next minor would be four ahead of it
+        nodes[f"v{major}.{number - 3}.{patch}"] = 2
+    count = sum(nodes.values())
+    target = (major, number + 1)
+    apis, findings = [], []
+    for i, (group, version, resource, kind, removed, replacement) in enumerate(REMOVED_APIS):
+        if not _served(removed, server_minor):
+            continue
+        soon = removed and _minor_key(removed) <= (target[0], target[1] + 1)
+        if soon and profile != "deprecated-api":
+            continue  # a cluster that is ready has moved off what the next minors remove
+        apis.append({"group": group, "version": version, "resource": resource,
+                     "subresource": "", "removed_release": removed,
+                     "requests": 40 + (c * 37 + i * 11) % 900})
+        if removed and soon:
+            findings.append({"source": "pluto", "kind": kind,
+                             "api_version": f"{group}/{version}".lstrip("/"),
+                             "name": f"{resource[:-1]}-{c}", "namespace": "platform",
+                             "removed_in": f"v{removed}.0", "replacement": replacement})
+    return {"agent": {"name": "inventory-agent", "version": "1.4.2"},
+            "server": {"git_version": server},
+            "nodes": {"count": count, "kubelet_versions": nodes,
+                      "kube_proxy_versions": {f"{kubelet.split('-')[0]}": count},
+                      "container_runtimes": {"containerd://1.7.22": count},
+                      "os_images": {"Amazon Linux 2023": count} if distribution == "eks"
+                      else {"Container-Optimized OS": count} if distribution == "gke"
+                      else {"Ubuntu 22.04.5 LTS": count}},
+            "deprecated_api_requests": apis, "findings": findings}, recorded
 
 
 def load_demo(store, principal="demo"):
@@ -65,24 +185,33 @@ def _load(store, principal):
         for org_id in org_ids.values():  # the demo was loaded before: undo this attempt
             store.organizations.delete(org_id, force=True)
         return False
-    today = int(time.time()) // DAY * DAY
-    for index, (name, platform, environment, version, labels) in enumerate(CLUSTERS):
+    now = int(time.time())
+    day = lifecycle.today()
+    lifecycles = lifecycle.Lifecycles.load()
+    providers = {name: control_plane for name, _, _, control_plane, _ in PLATFORMS}
+    ranks = {}
+    for index, (name, platform, environment, wanted, profile, labels) in enumerate(CLUSTERS):
+        distribution = lifecycle.distribution_of(providers[platform])
+        rank = ranks[(distribution, wanted)] = ranks.get((distribution, wanted), -1) + 1
+        minor = chosen_minor(lifecycles, distribution, wanted, day, rank)
+        observed, version = demo_scan(distribution, minor, 3 + index % 7, profile, index)
         cluster = store.clusters.create({"name": name, "platform": platform, "title": "",
                                          "description": "", "environment": environment,
                                          "version": version, "labels": labels}, principal)
-        for day in range(7, 0, -1):  # a week of nightly scans, a little after 02:00 UTC
-            scanned_on = today - day * DAY + 2 * 3600 + index * 60
-            # the agent's: what it observed (the readiness the clusters read)
-            observed = typical_scan(version, index + 1)
-            store.scans.create_under(cluster["name"], {"scanned_on": scanned_on, **observed},
-                                     None)
+        # a week of nightly scans, the newest within the last day; one agent
+        # stopped reporting a few days ago (the overview's "not scanned")
+        stopped = 4 * DAY if index == len(CLUSTERS) - 1 else 0
+        newest = now - stopped - (index * 37 % 600) * 60 - 3600
+        for night in range(6, -1, -1):
+            store.scans.create_under(cluster["name"], {"scanned_on": newest - night * DAY,
+                                                       **observed}, None)
     return True
 
 
 @click.command("seed-demo")
 @with_appcontext
 def seed_demo_command():
-    """Load a small demo estate (3 organizations, 4 platforms, 10 clusters, a week of an
+    """Load a small demo estate (3 organizations, 4 platforms, 12 clusters, a week of an
     agent's scans)."""
     if current_app.config["MONGODB_URI"] is None:
         raise click.ClickException(

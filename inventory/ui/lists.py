@@ -83,9 +83,10 @@ def export(list_key, views, fetch, orderings):
                      f"{list_key}.csv")
 
 
-def read(path, list_key, args_schema, fetch, orderings):
+def read(path, list_key, args_schema, fetch, orderings, default_order=None):
     """The Listing of the list `list_key` for this request's query: the
-    page `fetch(PageRequest)` answers, or the errors that refused it."""
+    page `fetch(PageRequest)` answers, or the errors that refused it;
+    ordered by `default_order` (an `order_by`) when the query names none."""
     given = {name: value for name, value in request.args.items(multi=False)}
     listing = Listing(path, {name: given.get(name, "") for name in PARAMETERS},
                       sortable=tuple(o.fields[0][0] for o in orderings.declared
@@ -100,6 +101,8 @@ def read(path, list_key, args_schema, fetch, orderings):
             listing.errors["query"] = "This query is not one this list takes."
         listing.failed = True
         return listing
+    if default_order and not args.get("order_by"):
+        args["order_by"] = listing.query["order_by"] = default_order
     try:
         envelope = list_page(list_key, args, fetch, orderings)
     except (BadFilter, BadOrdering, BadContinuation) as error:

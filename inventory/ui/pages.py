@@ -14,9 +14,10 @@ from markupsafe import Markup
 from werkzeug.exceptions import Forbidden, HTTPException, NotFound
 
 from inventory.core import errors
-from inventory.http.auth import SESSION_COOKIE
+from inventory.http.auth import SESSION_COOKIE, current_scope
 from inventory.http.errors import headers_of, status_of
 from inventory.http.operations import Operation
+from inventory.store import get_store
 
 log = logging.getLogger("inventory")
 
@@ -219,6 +220,23 @@ def on_day(value):
         return Markup('<span class="none">not known</span>')
     shown = moment.strftime("%Y-%m-%d")
     return Markup(_TIME.format(shown, shown, age(moment)))
+
+
+@blp.app_template_global("organization_title")
+def organization_title(organization_id):
+    """The title of the organization `organization_id` names, as the caller
+    may see it (None: none such, or not theirs): pages show names, not ids.
+    One keyed read per organization a page names, kept for the request."""
+    if not organization_id:
+        return None
+    titles = g.setdefault("organization_titles", {})
+    if organization_id not in titles:
+        try:
+            titles[organization_id] = get_store().organizations.get(
+                organization_id, current_scope())["title"]
+        except errors.NotFound:
+            titles[organization_id] = None
+    return titles[organization_id]
 
 
 @blp.app_context_processor

@@ -18,6 +18,8 @@ from inventory.core import grouping
 from inventory.core.errors import InvalidField, StaleRevision
 from inventory.core.ids import now_rfc3339
 from inventory.core.lifecycle import STATUSES
+from inventory.core.readiness import STATUSES as READINESS_STATUSES
+from inventory.core.versions import version_parts
 from inventory.http import auth, rate_limits
 from inventory.http.auth import SESSION_COOKIE, current_scope
 from inventory.http.lists import page_request
@@ -119,38 +121,78 @@ def overview():
     unscanned = _page(store.clusters.list, "kubeclusters", CLUSTERS, order_by="last_scanned_on")
     changes = _page(store.events.page, "events", EVENTS, order_by="occurred_on desc")
     return render("overview.html", total=total, counted_at=counted_at,
-                  environments=environments, counts=counts,
-                  statuses=STATUSES, readiness=counted["readiness"],
+                  environments=environments, counts=counts, statuses=STATUSES,
+                  versions=_version_bars(counted["versions"]),
+                  readiness=_readiness_bars(counted["readiness"]),
+                  support=_support_bars(groups),
                   blockers=counted["blockers"], ending=ending[:SUMMARY_ROWS],
                   unscanned=unscanned, changes=changes, ending_query=ENDING_SOONEST,
                   newest=changes[0]["id"] if changes else "",
                   event_types=" ".join(resources.event_types()), quoted=_quoted)
 
 
+def _bar(label, count, kind, filter_text):
+    return {"label": label, "count": count, "kind": kind,
+            "href": url_for("ui.clusters", filter=filter_text)}
+
+
+def _version_bars(groups):
+    """The overview's chart of clusters by minor version, oldest first."""
+    parsed = sorted(((version_parts(key["version"] or ""), key["version"], count)
+                     for key, count in groups), key=lambda row: (row[0] is None, row[0] or ()))
+    bars = []
+    for parts, minor, count in parsed:
+        if parts is None:  # not a version (the summary's null group), last
+            bars.append({"label": "not a version", "count": count, "kind": "plain",
+                         "href": None})
+            continue
+        bars.append(_bar(minor, count, "plain", f'version>={_quoted(minor)} AND '
+                         f'version<{_quoted(f"{parts[0]}.{parts[1] + 1}")}'))
+    return bars
+
+
+def _readiness_bars(groups):
+    """The chart of clusters by readiness status, in the readiness order."""
+    counted = {key["readiness.status"]: count for key, count in groups}
+    return [_bar(name, counted[name], name, f"readiness.status={_quoted(name)}")
+            for name in READINESS_STATUSES if counted.get(name)]
+
+
+def _support_bars(groups):
+    """The chart of clusters by support status (the support table's columns added up)."""
+    counted = {}
+    for key, count in groups:
+        counted[key["support.status"]] = counted.get(key["support.status"], 0) + count
+    return [_bar(name, counted[name], name, f"support.status={_quoted(name)}")
+            for name in STATUSES if counted.get(name)]
+
+
 class Counts:
     """The overview's counts, per scope: by environment and support status,
-    by readiness status, and the upgrade blockers; kept COUNTS_SECONDS in
-    this process: each is one pass over every cluster (at 100,000 clusters
-    on the embedded store, a few hundred ms), the same summaries the API
-    answers, and a glance at the fleet need not repeat them for each
-    reload. The page says when they were counted."""
+    by readiness status, by minor version, and the upgrade blockers; kept
+    COUNTS_SECONDS in this process: each is one pass over every cluster
+    (at 100,000 clusters on the embedded store, a few hundred ms), the same
+    summaries the API answers, and a glance at the fleet need not repeat
+    them for each reload. The page says when they were counted."""
 
     def __init__(self):
         self._kept = {}  # scope -> (monotonic time, counts, counted at)
         self._lock = threading.Lock()
 
     def get(self, store, scope):
-        """({"support": (groups, total), "readiness": groups, "blockers":
-        [((check, status, key), clusters)]}, counted at)."""
+        """({"support": (groups, total), "readiness": groups, "versions":
+        groups, "blockers": [((check, status, key), clusters)]}, counted at)."""
         kept = self._kept.get(scope)
         if kept is not None and time.monotonic() - kept[0] < COUNTS_SECONDS:
             return kept[1], kept[2]
         readiness, _ = store.clusters.summary(
             None, grouping.parse("readiness.status", CLUSTERS.group_fields), scope)
+        versions, _ = store.clusters.summary(
+            None, grouping.parse("version", CLUSTERS.group_fields), scope)
         blockers, _ = store.clusters.blockers(None, scope)
         found = {"support": store.clusters.summary(
             None, grouping.parse("environment,support.status", CLUSTERS.group_fields), scope),
-            "readiness": readiness, "blockers": blockers[:SUMMARY_ROWS]}
+            "readiness": readiness, "versions": versions, "blockers": blockers[:SUMMARY_ROWS]}
         counted_at = now_rfc3339()
         with self._lock:
             if len(self._kept) >= 4096:  # bounded: one entry an organization
@@ -236,7 +278,8 @@ def cluster(cluster):
     under = store.scans.parent_value(found)
     scans = lists.read(request.path, f"{CLUSTERS.path}/{under}/{SCANS.path}",
                        scan_views.views.list_args,
-                       partial(store.scans.list_under, under), SCANS.orderings)
+                       partial(store.scans.list_under, under), SCANS.orderings,
+                       default_order="scanned_on desc")  # the newest keep what they observed
     subject = f"/{CLUSTERS.path}/{record['name']}"
     history, more = _page(store.events.page, "events", EVENTS, more=True, limit=20,
                           filter=f"subject={_quoted(subject)}", order_by="occurred_on desc")

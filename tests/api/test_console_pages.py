@@ -131,7 +131,7 @@ def test_a_clusters_page_shows_its_fields_labels_scans_and_history(console, clie
     assert "https://api.shown.example:6443" in text and "<code>team</code>" in text
     assert '<time datetime="2025-11-22T08:26:40Z">2025-11-22 08:26 UTC</time>' in text
     # never observed: every check unknown, for the next minor after the recorded version
-    assert 'To 1.33: <strong class="readiness unknown">unknown</strong>' in text
+    assert 'To 1.33: <span class="status unknown">unknown</span>' in text
     history = text.split('id="history-heading"', 1)[1]
     assert history.index("kubecluster.updated") < history.index("kubecluster.created")
     assert "<code>version</code>: <del>1.31.2</del> → <ins>1.32.0</ins>" in history
@@ -203,9 +203,18 @@ def test_the_overview_summarises_the_fleet(console, inventory):
     assert unscanned.index("old-one") < unscanned.index("new-one")
     changes = text.split('id="changes-heading"', 1)[1]
     assert "kubecluster.created" in changes and 'data-after="evt_' in changes
-    readiness = text.split('id="readiness-heading"', 1)[1].split("</section>", 1)[0]
-    assert 'readiness.status="unknown"' in readiness.replace("%3D", "=").replace("%22", '"')
-    assert "unknown: 2" in readiness  # no scan has observed them yet
+    # no scan has observed them yet
+    assert chart(text, "readiness-chart") == [("unknown", 'readiness.status="unknown"', 2)]
+
+
+def chart(text, chart_id):
+    """[(label, the filter its link asks for, count)] of the overview's chart
+    `chart_id`: its numbers as the page's text, not only bars."""
+    table = text.split(f'<caption id="{chart_id}">', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r'<th scope="row"><a href="([^"]+)">([^<]+)</a></th>\s*<td><span '
+                      r'class="bar-row"><span class="count">(\d+)</span>', table)
+    return [(label, parse_qs(urlsplit(unescape(href)).query)["filter"][0], int(count))
+            for href, label, count in rows]
 
 
 def test_every_count_of_the_overview_leads_to_its_clusters(console, inventory):
@@ -351,6 +360,114 @@ def test_the_overview_lists_the_most_common_upgrade_blockers(console, client, in
     assert api, "the scan's deprecated API blocks the upgrade"
     text = unescape(console.get("/ui/").get_data(as_text=True))
     section = text.split('id="blockers-heading"')[1].split("</table>")[0]
-    rows = re.findall(r'<th scope="row">([^<]+)</th><td><span class="status (\w+)">', section)
+    rows = re.findall(r'<th scope="row">([^<]+) <span class="status (\w+)">', section)
     assert rows == [(b["check"], b["status"]) for b in api][:len(rows)] and rows
-    assert f"<td>{api[0]['clusters']}</td>" in section
+    assert f'<td class="clusters">{api[0]["clusters"]}</td>' in section
+
+
+# Trust at the edges (issue 43): names not ids, every readiness detail,
+# a scan's observations, the overview's charts.
+
+def _visible(html):
+    """A page's text as a reader sees it: no tags, no attributes (an id in a
+    link's href is not shown)."""
+    return unescape(re.sub(r"<[^>]+>", " ", html))
+
+
+def test_pages_name_an_organization_by_its_title_not_its_id(app, console, client, inventory):
+    org = inventory.org(title="Acme Payments")
+    platform = inventory.platform(org["id"], name="acme-eks")["name"]
+    inventory.cluster(platform, name="named")
+    scoped = sign_in(app, new_token(client, "reader", org["id"])["token"])
+    for signed_in, path in ((console, "/ui/clusters/named"), (console, "/ui/platforms"),
+                            (scoped, "/ui/"), (scoped, "/ui/clusters/named")):
+        text = signed_in.get(path).get_data(as_text=True)
+        if path == "/ui/":  # its header and count (its feed shows subjects, the API's paths)
+            text = text.split('id="support-heading"', 1)[0]
+        shown = _visible(text)
+        assert "Acme Payments" in shown, path
+        assert org["id"] not in shown, path
+    field = console.get("/ui/clusters/named").get_data(as_text=True).split(
+        "<dt>Organization</dt>", 1)[1].split("</dd>", 1)[0]
+    link = re.search(r'href="([^"]+)">Acme Payments</a>', field).group(1)
+    listed = console.get(unescape(link)).get_data(as_text=True)  # its clusters
+    assert ROW_NAMES.findall(listed) == ["named"]
+
+
+def test_every_readiness_detail_can_be_disclosed(console, client, inventory):
+    """The check's summary names three APIs and `...`; the page discloses all."""
+    from tests.api.test_observations import SCAN, post_scan
+
+    apis = [{"group": "flowcontrol.apiserver.k8s.io", "version": "v1beta3",
+             "resource": resource, "removed_release": "1.32", "requests": 100 - n}
+            for n, resource in enumerate(("flowschemas", "prioritylevelconfigurations"))] + [
+        {"group": "example.com", "version": "v1beta1", "resource": f"widgets{n}",
+         "removed_release": "1.32", "requests": 10 - n} for n in range(3)]
+    inventory.cluster(name="blocked", version="1.31.2")
+    post_scan(client, "blocked", 1763800000, **{**SCAN, "server": {"git_version": "v1.31.2"},
+                                                "deprecated_api_requests": apis})
+    check = next(c for c in client.get("/kubeclusters/blocked").get_json()["readiness"]["checks"]
+                 if c["id"] == "deprecated-apis")
+    assert check["status"] == "error" and ", ..." in check["summary"]
+    assert "widgets2" not in check["summary"]  # the summary names three of five
+    text = console.get("/ui/clusters/blocked").get_data(as_text=True)
+    readiness = text.split('id="readiness-heading"', 1)[1].split("</section>", 1)[0]
+    disclosed = re.search(r"<details><summary><strong>deprecated-apis</strong>(.*?)</details>",
+                          readiness, re.S)
+    assert disclosed, readiness
+    for api in apis:
+        assert f"{api['group']}/{api['version']} {api['resource']}</code>, removed in 1.32: " \
+               f"{api['requests']} requests" in disclosed.group(1)
+
+
+def test_a_scans_observations_are_shown_newest_first(console, client, inventory):
+    from tests.api.test_observations import SCAN, post_scan
+
+    inventory.cluster(name="observed", version="1.30.4")
+    inventory.scan("observed", 1763700000)  # an older scan that observed nothing
+    post_scan(client, "observed", 1763800000)
+    text = console.get("/ui/clusters/observed").get_data(as_text=True)
+    scans = text.split('id="scans-heading"', 1)[1].split("</section>", 1)[0]
+    rows = scans.split("<tbody>", 1)[1].split("</tr>")
+    assert "2025-11-22 08:26" in rows[0] and "2025-11-21 04:40" in rows[1]  # newest first
+    newest = rows[0]
+    assert "<details><summary>Observations" in newest
+    for shown in ("v1.30.4-eks-a737599", "<code>v1.26.15-eks-a737599</code>: 1",
+                  "<code>containerd://1.7.11</code>: 12", "<code>Amazon Linux 2</code>: 12",
+                  "<code>flowcontrol.apiserver.k8s.io/v1beta3 flowschemas</code>, removed in "
+                  "1.32: 120 requests", "<code>v1 componentstatuses</code>, deprecated: 4",
+                  "<code>autoscaling/v2beta2 HorizontalPodAutoscaler</code> shop/web",
+                  "inventory-agent 1.0.0"):
+        assert shown in newest, shown
+    assert "none kept" in rows[1] or "Observations" not in rows[1]
+    assert SCAN["server"]["git_version"] not in rows[1]
+
+
+def test_the_overview_charts_versions_and_readiness_with_their_numbers(console, client,
+                                                                        inventory):
+    from tests.api.test_observations import SCAN, post_scan
+
+    platform = inventory.platform()["name"]
+    for n, version in enumerate(("1.29.1", "1.30.4", "1.30.6", "1.31.2")):
+        inventory.cluster(platform, name=f"c{n}", version=version)
+    post_scan(client, "c1", 1763800000)  # a removed API's clients: blocked
+    post_scan(client, "c2", 1763800000, **{**SCAN, "server": {"git_version": "v1.30.6"},
+                                           "nodes": {**SCAN["nodes"], "kubelet_versions": {
+                                               "v1.30.6": 12}},
+                                           "deprecated_api_requests": [], "findings": []})
+    text = console.get("/ui/").get_data(as_text=True)
+    versions = chart(text, "versions-chart")
+    assert [(label, count) for label, _, count in versions] == [
+        ("1.29", 1), ("1.30", 2), ("1.31", 1)]
+    readiness = chart(text, "readiness-chart")
+    api = {g["key"]["readiness.status"]: g["count"] for g in client.get(
+        "/kubeclusters:summary?group_by=readiness.status").get_json()["groups"]}
+    assert {label: count for label, _, count in readiness} == api
+    assert set(api) == {"error", "passing", "unknown"}
+    for label, filter_text, count in versions + readiness + chart(text, "support-chart"):
+        listed = console.get("/ui/clusters", query_string={"filter": filter_text})
+        assert len(ROW_NAMES.findall(listed.get_data(as_text=True))) == count, label
+    # the bars are drawn beside the numbers, never instead of them: each as
+    # long as its share of the largest, in twentieths
+    table = text.split('<caption id="versions-chart">', 1)[1].split("</table>", 1)[0]
+    assert re.findall(r'class="fill plain (w\d+)"', table) == ["w10", "w20", "w10"]

@@ -41,13 +41,25 @@ def test_the_readme_shows_a_record_a_list_page_and_an_error():
     assert set(shown_responses()) == {"KubeCluster", "OrganizationList", "Error"}
 
 
-# The day the shown answers are of: the record shows EKS 1.31 in extended
-# support, which ends 2026-11-26; its `ends_on` is null from that day on.
-SHOWN_ON = datetime.datetime(2026, 10, 27, 12, tzinfo=datetime.timezone.utc)
+def shown_on():
+    """The day the README's record was read on: the day it was made (its
+    `created_on`), which the README's prose names too."""
+    record = shown_responses()["KubeCluster"]
+    made = datetime.datetime.fromisoformat(record["created_on"].replace("Z", "+00:00"))
+    return made.replace(hour=12, minute=0, second=0, microsecond=0)
 
 
-@time_machine.travel(SHOWN_ON, tick=True)
+def test_the_readme_names_the_day_its_record_was_read_on():
+    day = shown_on().date().isoformat()
+    assert f"read on {day}, the day it was made" in " ".join(_section().split())
+
+
 def test_the_shown_responses_are_what_the_service_answers(client):
+    with time_machine.travel(shown_on(), tick=True):
+        _compare_the_shown_responses(client)
+
+
+def _compare_the_shown_responses(client):
     document = Document(client.get("/openapi.json").get_json())
     shown = shown_responses()
     for name, body in shown.items():
@@ -59,12 +71,15 @@ def test_the_shown_responses_are_what_the_service_answers(client):
         "control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}})
     record = client.post("/kubeclusters", json={
         "name": "payments", "platform": "eks-prod", "environment": "production",
-        "version": "v1.31.2-eks-1234", "labels": {"team": "core"}}).get_json()
+        "version": shown["KubeCluster"]["version"], "labels": {"team": "core"}}).get_json()
     client.post("/organizations", json={"title": "Second"})
     page = client.get("/organizations?limit=1").get_json()
     error = client.post("/kubeclusters", json={
         "name": "Payments!", "platform": "eks-prod", "environment": "production"}).get_json()
     assert _shape(shown["KubeCluster"]) == _shape(record)
+    # on the day it shows, the record's computed parts are what it shows
+    for part in ("support", "readiness", "version", "labels"):
+        assert shown["KubeCluster"][part] == record[part], part
     assert _shape(shown["OrganizationList"]) == _shape(page)
     assert _shape(shown["Error"]) == _shape(error)
     assert [e["location"] for e in shown["Error"]["errors"]] == [

@@ -1,6 +1,7 @@
 """The README's example session, read from the README itself and run
 request by request, with every request and every answer checked against the
 OpenAPI document (as a validating proxy would): the front door tells the truth."""
+import datetime
 import json
 import pathlib
 import re
@@ -8,7 +9,9 @@ import shlex
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
+import time_machine
 
+from inventory.core import lifecycle
 from tests.support.openapi_document import Document
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -60,7 +63,30 @@ def to_request(command, variables):
     return method, parts.path + (f"?{urlencode(query)}" if query else ""), body
 
 
-def test_the_readmes_session_runs_and_every_request_and_answer_is_documented(client):
+# The README's session holds whatever the day: it runs today and a year on
+# (the service's clock moved as the support tests move it), and what its
+# comments say it finds, it finds on both days.
+A_YEAR = datetime.timedelta(days=365)
+
+
+@pytest.mark.parametrize("later", [datetime.timedelta(0), A_YEAR], ids=["today", "a-year-on"])
+def test_the_readmes_session_runs_and_every_request_and_answer_is_documented(client, later):
+    day = datetime.datetime.now(datetime.timezone.utc) + later
+    with time_machine.travel(day, tick=True):
+        answers = _run_the_session(client)
+    assert lifecycle.today() == datetime.datetime.now(datetime.timezone.utc).date()  # let go
+    fleet = next(answer for command, answer in answers
+                 if "support.all_ends_on" in command and "filter=" in command)
+    assert [c["name"] for c in fleet["results"]] == ["payments"], fleet
+    created = next(answer for command, answer in answers
+                   if command.startswith("api -X POST $B/kubeclusters -d")
+                   and answer.get("name") == "payments")
+    assert created["support"]["status"] != "unsupported", (day, created["support"])
+
+
+def _run_the_session(client):
+    """Runs every command, checking it against the document: [(command, answer JSON)]."""
+    answers = []
     document = Document(client.get("/openapi.json").get_json())
     commands = readme_session()
     assert len(commands) >= 12, commands
@@ -95,6 +121,7 @@ def test_the_readmes_session_runs_and_every_request_and_answer_is_documented(cli
         if answer.data:
             schema = documented["content"][answer.mimetype]["schema"]
             document.check(answer.get_json(), schema, f"answer to {command}")
+            answers.append((command, answer.get_json()))
             if "pagination" in answer.get_json():
                 last_continue = answer.get_json()["pagination"]["continue"]
             if command.startswith("api -X POST $B/organizations") or (
@@ -102,6 +129,7 @@ def test_the_readmes_session_runs_and_every_request_and_answer_is_documented(cli
                 variables["ORG"] = answer.get_json()["id"]
         else:
             assert answer.status_code == 204 and "content" not in documented, command
+    return answers
 
 
 def test_the_session_parser_reads_what_the_readme_says():

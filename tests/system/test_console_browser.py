@@ -59,6 +59,30 @@ def _seed(server):
             server.request("POST", f"/kubeclusters/cluster-{number:02}/scans",
                            {"scanned_on": 1763800000 + number * 3600})
     server.request("PATCH", "/kubeclusters/cluster-03", {"labels": {"tier": "<script>1</script>"}})
+    # what a scan observed, with long API names, on cluster-01 (1.31.2): its
+    # readiness details and observations must fit 360 px too
+    apis = [{"group": "flowcontrol.apiserver.k8s.io", "version": "v1beta3", "resource": resource,
+             "removed_release": "1.32", "requests": 1200 + n}
+            for n, resource in enumerate(("flowschemas", "prioritylevelconfigurations"))]
+    assert server.request("POST", "/kubeclusters/cluster-01/scans", {
+        "server": {"git_version": "v1.31.2-eks-a737599"},
+        "nodes": {"count": 12, "kubelet_versions": {"v1.31.2-eks-a737599": 10,
+                                                     "v1.27.16-eks-a737599": 2},
+                  "kube_proxy_versions": {"v1.31.2-eksbuild.2": 12},
+                  "container_runtimes": {"containerd://1.7.11": 12},
+                  "os_images": {"Amazon Linux 2023.6.20241121": 12}},
+        "deprecated_api_requests": apis + [
+            {"group": "example.com", "version": "v1beta1", "resource": f"widgetdefinitions{n}",
+             "removed_release": "1.32", "requests": n} for n in range(1, 4)],
+        "findings": [{"source": "pluto", "kind": "PriorityLevelConfiguration",
+                      "api_version": "flowcontrol.apiserver.k8s.io/v1beta3",
+                      "name": "a-rather-long-priority-level-configuration-name",
+                      "namespace": "kube-system", "removed_in": "v1.32.0",
+                      "replacement": "flowcontrol.apiserver.k8s.io/v1"}]}).status == 201
+    assert server.request("POST", "/webhooks", {
+        "url": "https://hooks.example.invalid/inventory/a/rather/long/path/for/a/narrow/screen",
+        "filter": 'type="kubecluster.updated" AND subject="/kubeclusters/cluster-01"'}
+    ).status == 201
 
 
 @pytest.fixture(scope="module")
@@ -271,3 +295,62 @@ def test_a_person_walks_the_console(browser, served, shots):
     driver.get(driver.base + "/ui/clusters")
     assert "/ui/sign-in" in driver.current_url
     check_page(driver, "Sign in")
+
+
+def test_no_console_page_scrolls_sideways_at_360_px(browser, served, shots):
+    """Every page of the console, as a phone shows it (360 px wide), with
+    every disclosure open: nothing wider than the window (a table's own box
+    may scroll, the page never), no console error, no serious axe finding."""
+    from selenium.webdriver.common.by import By
+
+    driver = browser
+    driver.set_window_size(1280, 1000)
+    driver.get(driver.base + "/ui/sign-in")
+    if "/ui/sign-in" in driver.current_url:
+        by_label(driver, "Token").send_keys(TOKEN)
+        button(driver, "Sign in").click()
+        wait_for(lambda: "/ui/sign-in" not in driver.current_url)
+    webhook = served.request("GET", "/webhooks").body["results"][0]["id"]
+    pages = {"/ui/": "Fleet overview", "/ui/clusters": "Clusters",
+             "/ui/clusters?filter=" + 'environment="production"': "Clusters",
+             "/ui/clusters/cluster-01": "Cluster cluster-01",
+             "/ui/clusters/cluster-03": "Cluster cluster-03",
+             "/ui/clusters/cluster-01/edit": "Edit cluster cluster-01",
+             "/ui/platforms": "Platforms", "/ui/organizations": "Organizations",
+             "/ui/changes": "Changes", "/ui/tokens": "Tokens", "/ui/webhooks": "Webhooks",
+             f"/ui/webhooks/{webhook}": "Webhook", "/ui/no-such-page": "Not found"}
+    driver.set_window_size(360, 800)
+    try:
+        for path, title in pages.items():
+            driver.get(driver.base + path)
+            opened = driver.execute_script(
+                "const all = document.querySelectorAll('details');"
+                "all.forEach(d => { d.open = true; }); return all.length")
+            if path == "/ui/clusters/cluster-01":
+                assert opened >= 2  # its readiness details, its scan's observations
+                assert "widgetdefinitions3" in driver.find_element(By.TAG_NAME, "main").text
+                _shoot_at(driver, "readiness-heading", shots / "cluster-readiness-360.png")
+            if path == "/ui/":
+                _shoot_at(driver, "charts-heading", shots / "overview-360.png")
+            check_page(driver, title, status=404 if path == "/ui/no-such-page" else None)
+            width = driver.execute_script(
+                "return [document.documentElement.scrollWidth, window.innerWidth]")
+            assert width[0] <= width[1], (path, width)
+        driver.set_window_size(1280, 1000)
+        driver.get(driver.base + "/ui/clusters/cluster-01")
+        driver.execute_script("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        _shoot_at(driver, "readiness-heading", shots / "cluster-readiness.png")
+        # and the page that signs in
+        driver.set_window_size(360, 800)
+        driver.get(driver.base + "/ui/")
+        button(driver, "Sign out").click()
+        wait_for(lambda: "/ui/sign-in" in driver.current_url)
+        check_page(driver, "Sign in")
+    finally:
+        driver.set_window_size(1280, 1000)
+
+
+def _shoot_at(driver, heading, path):
+    """A screenshot from the heading `heading` down, for docs/console.md."""
+    driver.execute_script(f"document.getElementById('{heading}').scrollIntoView()")
+    driver.save_screenshot(str(path))

@@ -71,12 +71,12 @@ def test_demo_estate_loads_at_start(config):
     client = client_with(app, ADMIN_TOKEN)
     assert len(client.get("/organizations").get_json()["results"]) == 3
     clusters = client.get("/kubeclusters?limit=100").get_json()["results"]
-    assert len(clusters) == 10
+    assert len(clusters) == 12
     assert {c["infrastructure"]["cloud"]["provider"] for c in client.get(
         "/kubeplatforms").get_json()["results"]} == {"aws", "gcp", "azure"}
     due = client.get("/kubeclusters", query_string={
-        "filter": 'environment="production" AND version<"1.30"'}).get_json()["results"]
-    assert {c["name"] for c in due} == {"analytics-prod", "warehouse-prod", "tps-prod"}
+        "filter": 'environment="production" AND readiness.status="error"'}).get_json()["results"]
+    assert {c["name"] for c in due} == {"analytics-prod", "warehouse-prod"}
     scans = client.get("/kubeclusters/shop-prod/scans").get_json()["results"]
     assert len(scans) == 7 and scans == sorted(scans, key=lambda s: s["scanned_on"])
     store = app.extensions["inventory.store"]
