@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from inventory.store import sessions as session_store
-from tests.conftest import ADMIN_TOKEN, make_config
+from tests.conftest import ADMIN_TOKEN, REAL_MONGO, make_config
 
 FORM_TOKEN = re.compile(r'name="form_token" value="([^"]+)"')
 
@@ -202,6 +202,8 @@ def test_the_release_step_ends_the_sessions_of_an_old_admin_secret_unused_since(
     assert kept.get("/ui/").status_code == 303 and ended.get("/ui/").status_code == 303
 
 
+@pytest.mark.skipif(REAL_MONGO, reason="the embedded store's start; on MongoDB the release "
+                    "step ends them (the test above)")
 def test_a_start_with_another_admin_secret_ends_the_old_ones_sessions(tmp_path):
     from app import create_app
     from inventory.config import Config

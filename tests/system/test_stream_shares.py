@@ -9,6 +9,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 
 import pytest
 
@@ -30,13 +31,32 @@ def served(tmp_path_factory):
     server.stop()
 
 
-@pytest.fixture
-def person(served):
-    """A tenant and one person's token in it (a writer, as a script's is)."""
+@pytest.fixture(scope="module")
+def two_workers(tmp_path_factory):
+    """gunicorn's two workers on one MongoDB database of their own (scripts/wire
+    sets MONGODB_URI): the shares and the slots in flight are each process's."""
+    if not os.environ.get("MONGODB_URI"):
+        pytest.skip("several workers share a database on MongoDB only (scripts/wire)")
+    port = int(os.environ.get("STREAMS_TEST_PORT") or 0)
+    log = tmp_path_factory.mktemp("streams-2") / "gunicorn.log"
+    server = Gunicorn(TOKEN, log=log, port=port + 1 if port else None, env={
+        "WEB_CONCURRENCY": "2", "MONGODB_URI": os.environ["MONGODB_URI"],
+        "MONGODB_DB": f"inventory_test_{uuid.uuid4().hex[:12]}"})
+    yield server
+    server.stop()
+
+
+def _person_of(served):
     org = served.request("POST", "/organizations", {"title": "Tabs"}).body["id"]
     made = served.request("POST", "/tokens", {"name": "a person", "role": "writer",
                                               "organization": org}).body
     return org, made["token"]
+
+
+@pytest.fixture
+def person(served):
+    """A tenant and one person's token in it (a writer, as a script's is)."""
+    return _person_of(served)
 
 
 class Stream:
@@ -92,7 +112,14 @@ def _script(served, token, org, rounds, answers):
 
 
 def test_ten_streams_and_a_script_on_one_token_are_all_answered(served, person):
-    org, token = person
+    _ten_streams_and_a_script(served, *person)
+
+
+def test_ten_streams_and_a_script_on_one_token_over_several_workers(two_workers):
+    _ten_streams_and_a_script(two_workers, *_person_of(two_workers))
+
+
+def _ten_streams_and_a_script(served, org, token):
     tabs = [Stream(served.port, token) for _ in range(10)]
     for tab in tabs:
         assert tab.read_until(b"retry:") and tab.received.startswith(b"HTTP/1.1 200")
