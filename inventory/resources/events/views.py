@@ -290,10 +290,14 @@ def _stream(feed, asked):
     thread and no slot in flight."""
     principal = current_principal()
     hold = streams.take(principal, stream=True)
+    try:
+        body = _EventStream(feed, asked, _Watch(principal, hold), hold)
+    except BaseException:
+        streams.give_back(hold)  # no body will give it back
+        raise
     not_in_flight()
     _extend_answer(STREAM_SECONDS)
-    return Response(_EventStream(feed, asked, _Watch(principal, hold), hold),
-                    mimetype=EVENT_STREAM,
+    return Response(body, mimetype=EVENT_STREAM,
                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
