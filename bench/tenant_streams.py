@@ -9,9 +9,11 @@ Server-Sent Events streams open (--tokens reader tokens of A, the streams
 spread over them) and writes one event into its own feed every 0.1 s, so
 that A's streams have something to wake for. It prints B's write rate, the
 worker's CPU time per write, and B's GET p50/p99 in both phases, with the
-ratios (the promise: writes >= 0.7x, GET p50 <= 2x), and how many of A's
-streams were accepted (its share of the process's streams: the rest get
-429). Rate limits are raised for the run (RATE_LIMIT,
+ratios (the promise: writes >= 0.7x, GET p50 <= 2x), how A's stream
+requests were answered (all 200: past its share of the process's streams
+and waits, each newcomer ends the oldest of its token's, else of A's, and
+is never refused), and how many still stream at the end (A's share; the
+others ended, each after the comment `: ended: ...`). Rate limits are raised for the run (RATE_LIMIT,
 RATE_LIMIT_ORGANIZATION) so that B's rate measures capacity, not its quota.
 
     .venv/bin/python -m bench.tenant_streams [--streams 400] [--tokens 100] [--seconds 10]
@@ -124,14 +126,33 @@ def open_streams(port, tokens, count):
     return sockets, statuses
 
 
+def still_streaming(sockets):
+    """How many of `sockets` are open, their stream not ended."""
+    count = 0
+    for sock in sockets:
+        received, closed = b"", False
+        sock.settimeout(0.05)
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+            closed = True
+        except TimeoutError:
+            pass
+        except OSError:
+            closed = True
+        count += not closed and b": ended:" not in received
+    return count
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--streams", type=int, default=400)
     parser.add_argument("--tokens", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "tenant_streams.txt"))
+    parser.add_argument("--port", type=int, default=0, help="serve on it (else a free one)")
     args = parser.parse_args()
-    (port,) = free_ports(1)
+    port = args.port or free_ports(1)[0]
     data = tempfile.mkdtemp(prefix="tenant-streams-")
     env = {**os.environ, "PORT": str(port), "WEB_CONCURRENCY": "1", "INVENTORY_DATA_DIR": data,
            "INVENTORY_ADMIN_TOKEN": ADMIN, "RATE_LIMIT": "1000000 per minute",
@@ -180,6 +201,7 @@ def main():
         loaded = phase(port, worker, b_token, clusters[1], args.seconds)
         a_events.stopping.set()
         a_events.join()
+        streaming = still_streaming(sockets)
     finally:
         for sock in sockets:
             sock.close()
@@ -191,8 +213,9 @@ def main():
         f"--seconds {args.seconds:g}  ({datetime.datetime.now():%Y-%m-%d %H:%M}, "
         f"{os.cpu_count()} cores, python {sys.version.split()[0]}, load "
         f"{os.getloadavg()[0]:.1f})",
-        f"A's {args.streams} stream requests over {args.tokens} tokens: {stream_statuses}; "
-        f"A writes an event every 0.1 s ({a_events.statuses})",
+        f"A's {args.streams} stream requests over {args.tokens} tokens: {stream_statuses}, "
+        f"{streaming} still streaming at the end (the others ended for newer ones past A's "
+        f"share); A writes an event every 0.1 s ({a_events.statuses})",
         f"{'B':<22} {'writes/s':>9} {'CPU ms/write':>13} {'GET p50 ms':>11} {'GET p99 ms':>11}",
     ]
     for name, figures in (("alone", alone), ("with A's streams", loaded)):

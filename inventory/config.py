@@ -154,7 +154,8 @@ SETTINGS = (
             "multiply what one tenant may send."),
     Setting("CONCURRENT_REQUESTS", 4,
             "Requests one token (or address) may have in flight in one worker process, each "
-            "until its answer's last byte is sent; `0`: no limit.", int),
+            "until its answer's last byte is sent (the feed's streams and waits are not "
+            "among them: they count in their tenant's share); `0`: no limit.", int),
     *(Setting(f"QUOTA_{kind.upper()}", count,
               f"The {kind} an organization may hold unless an unscoped admin sets its own "
               "`quotas`.", int) for kind, count in DEFAULT_QUOTAS.items()),

@@ -98,8 +98,12 @@ def rows():
         ("Event streams per worker", f"{n(caps.MAX_STREAMS)}, each ending after "
          f"{caps.STREAM_SECONDS} s, a comment at least every {caps.STREAM_KEEPALIVE_SECONDS} s",
          "inventory/core/caps.py"),
-        ("Streams and waits of one organization per worker",
-         f"{caps.LONG_LIVED_PER_ORGANIZATION} (429 past them)", "inventory/core/caps.py"),
+        ("Streams and waits of one tenant per worker (an organization's; an unscoped "
+         "token's own)", f"{caps.LONG_LIVED_PER_ORGANIZATION}; past them the token's (else the "
+         "tenant's) oldest ends, nothing is refused; none holds a slot in flight",
+         "inventory/core/caps.py"),
+        ("A stream's or wait's client gone", f"noticed within {caps.PRESENCE_CHECK_SECONDS:g} "
+         "s: its share free within 5 s", "inventory/core/caps.py"),
         ("A revoked token's streams and waits", f"end at once in the revoking process, "
          f"within {caps.REVOCATION_CHECK_SECONDS:g} s elsewhere", "inventory/core/caps.py"),
         ("Rate per token (`RATE_LIMIT`)", config.RATE_LIMIT, "inventory/config.py"),
@@ -107,7 +111,8 @@ def rows():
          config.RATE_LIMIT_ANONYMOUS, "inventory/config.py"),
         ("Rate per organization, all its tokens together (`RATE_LIMIT_ORGANIZATION`)",
          config.RATE_LIMIT_ORGANIZATION, "inventory/config.py"),
-        ("Requests in flight per token (`CONCURRENT_REQUESTS`)", str(config.CONCURRENT_REQUESTS),
+        ("Requests in flight per token (`CONCURRENT_REQUESTS`)",
+         f"{config.CONCURRENT_REQUESTS} (the feed's streams and waits not among them)",
          "inventory/config.py"),
         ("Quotas per organization (`QUOTA_*`)", ", ".join(
             f"{kind} {n(count)}" for kind, count in caps.DEFAULT_QUOTAS.items()),

@@ -21,9 +21,16 @@ DESCRIPTOR_RESERVE = 64
 # a greenlet waiting on the feed, a few kilobytes.
 MAX_STREAMS = 500
 STREAM_SECONDS = 300  # a stream ends after this; the client resumes with Last-Event-ID
-# One organization's share of a worker's long-lived requests (streams and
-# waits), however many tokens it mints: one tenant cannot take them all.
+# One tenant's share of a worker's long-lived requests (streams and waits):
+# an organization's, however many tokens it mints, so that one tenant cannot
+# take them all (an unscoped token's own). Past it, the oldest of the
+# token's (else of its tenant's) ends for the newcomer: nothing is refused.
+# They hold no slot of CONCURRENT_REQUESTS (requests in flight).
 LONG_LIVED_PER_ORGANIZATION = 100
+# How often a stream or a wait looks whether its client went away (closed
+# tab, dropped script), or whether a newer one of its tenant took its share:
+# a departed client's share is free again within a couple of these.
+PRESENCE_CHECK_SECONDS = 1.0
 # How often a stream or a wait looks again whether its token was revoked
 # (a revoke in the same process ends them at once).
 REVOCATION_CHECK_SECONDS = 1.0

@@ -104,6 +104,7 @@ def _signed_in(passage):
         expected = _admin_digest()
         if not expected or not session["credential"] or not hmac.compare_digest(
                 session["credential"], expected):
+            store.sessions.end(session_id)  # ended: the old secret set back revives it not
             return None
         principal = Principal(BOOTSTRAP_ADMIN_KEY, "admin", "admin")
     else:
@@ -114,6 +115,13 @@ def _signed_in(passage):
                               record["organization"])
     passage.session = session
     return principal
+
+
+def end_other_admin_secrets_sessions(store):
+    """End the console sessions signed in with another bootstrap admin secret
+    than INVENTORY_ADMIN_TOKEN's now (all of them without one): at start on
+    the embedded store, in the release step on MongoDB (inventory.cli.indexes)."""
+    store.sessions.end_all_of(BOOTSTRAP_ADMIN_KEY, unless_credential=_admin_digest() or "")
 
 
 def is_bootstrap_admin(principal):
@@ -216,3 +224,6 @@ def init_app(app, config):
                     "every request will be refused (401). Make one with: flask --app app "
                     "tokens create --name NAME --role admin")
     app.extensions["inventory.admin_token"] = admin_token
+    if config.embedded:  # no release step runs for it (inventory.cli.indexes)
+        with app.app_context():
+            end_other_admin_secrets_sessions(app.extensions["inventory.store"])

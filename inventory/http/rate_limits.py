@@ -12,6 +12,7 @@ The design, and why: docs/design/rate-limits.md"""
 import threading
 from functools import partial
 
+from flask import current_app, g
 from limits import parse_many
 
 from inventory.core.errors import Throttled
@@ -145,6 +146,15 @@ class Limits:
             response.call_on_close(release)
         return response
 
+    def long_lived(self, passage):
+        """This request is a stream or a wait (the feed's): it gives back its
+        slot in flight now. Long-lived requests are counted in their tenant's
+        share of them (inventory.resources.events), never in the requests in
+        flight, which a person's console tabs would hold up otherwise."""
+        key, passage.in_flight_key = passage.in_flight_key, None
+        if key is not None and passage.in_flight_release is None:
+            self.in_flight.release(key)
+
     def close(self, passage, _error):
         key, passage.in_flight_key = passage.in_flight_key, None
         if key is not None and passage.in_flight_release is None:
@@ -162,6 +172,14 @@ class _Once:
             action, self._action = self._action, None
         if action is not None:
             action()
+
+
+def not_in_flight():
+    """The current request is long-lived: its slot in flight given back
+    (Limits.long_lived)."""
+    passage = g.get("passage")
+    if passage is not None:
+        get_limits(current_app).long_lived(passage)
 
 
 def get_limits(app):

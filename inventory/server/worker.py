@@ -149,6 +149,24 @@ class _Connection:
         self._until = max(self._until, time.monotonic() + seconds)
         self.streaming = True
 
+    def client_gone(self):
+        """Whether the client has closed its side (or the connection broke):
+        a look at the socket that neither waits nor takes what the client may
+        have sent. A stream's client sends nothing while it reads, so what
+        there is to read is its end; found within a look, where a write would
+        find it only at the second write after the close. (A client that
+        half-closes after its request would look gone: no browser, HTTP
+        library or proxy we know of does that with a stream.)"""
+        try:
+            self.sock.settimeout(0)  # every read and write sets its own again
+            return self.sock.recv(1, socket.MSG_PEEK) == b""
+        except (BlockingIOError, InterruptedError, TimeoutError):
+            return False  # nothing to read: still there
+        except ValueError:
+            return False  # a TLS socket takes no MSG_PEEK: the writes will tell
+        except OSError:
+            return True
+
     def recv(self, size):
         if self._reading_head:
             waiting = not self._received
@@ -272,6 +290,7 @@ class _ServerBoundary:
     def __call__(self, environ, start_response):
         connection = environ["gunicorn.socket"]
         environ["inventory.extend_answer"] = connection.extend_answer
+        environ["inventory.client_gone"] = connection.client_gone
         environ["wsgi.file_wrapper"] = _FileWrapper
         if not _has_body(environ):
             return self.app(environ, start_response)

@@ -141,7 +141,8 @@ class EventStore:
         self._committed = threading.Condition(self._lock)  # unscoped waiters
         self._scoped = {}  # organization: its waiters' Condition
         self._heads = {}  # organization: the newest slot of its events this process saw
-        self.wakeups = 0  # waits woken (for the tests: a commit wakes only its scope's)
+        self.wakeups = 0  # waits woken by a commit, not timed out (for the tests: a
+        # commit wakes only its scope's; a stream's or wait's look each second is none)
         self._head = None  # the newest slot this process has seen filled
         self._waiting = 0
         self._wakes = 0  # counts wake_all()s
@@ -464,8 +465,8 @@ class EventStore:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0 or self._wakes != woken:
                         return False
-                    waiters.wait(remaining)
-                    self.wakeups += 1
+                    if waiters.wait(remaining):  # woken, not timed out
+                        self.wakeups += 1
                 return True
             finally:
                 self._waiting -= 1

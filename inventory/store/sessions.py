@@ -5,7 +5,11 @@ form token (CSRF) of the session's forms, and when it was last used.
 
 A session is only a pointer to its token: the HTTP layer reads the token on
 every request (inventory.http.auth), so revoking it ends its sessions at
-once. An idle session (IDLE) or an old one (LIFETIME) is refused on read,
+once. The bootstrap admin's sessions keep a digest of its secret: when
+INVENTORY_ADMIN_TOKEN changes they are ended (at the first use of each, and
+at the start of the embedded store or the release step on MongoDB), so
+setting the old secret back revives none. An idle session (IDLE) or an old
+one (LIFETIME) is refused on read,
 and removed by the TTL index on `last_seen` (or the service's sweep where
 the database refuses TTL indexes); sign-out removes it at once.
 """
@@ -68,6 +72,14 @@ class SessionStore:
         if isinstance(session_id, str) and session_id:
             self.collection.delete_one({"_id": _digest(session_id)})
 
-    def end_all_of(self, token_key):
-        """Every session of a token (revoked: they would be refused anyway)."""
-        self.collection.delete_many({"token": token_key})
+    def end_all_of(self, token_key, unless_credential=None):
+        """Every session of a token (revoked: they would be refused anyway);
+        with `unless_credential`, those of any other secret of a token that
+        is no record (the bootstrap admin's, when its secret changed): ended,
+        not only refused, so that the old secret set back does not revive
+        them."""
+        if unless_credential is None:
+            self.collection.delete_many({"token": token_key})
+        else:
+            self.collection.delete_many({"token": token_key,
+                                         "credential": {"$ne": unless_credential}})

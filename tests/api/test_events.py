@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from inventory.http.auth import Principal
 from inventory.store import events as feed_module
 from tests.conftest import REAL_MONGO, assert_problem, client_with
 
@@ -484,27 +485,87 @@ def test_a_revoked_tokens_wait_answers_401(app, client, inventory):
     assert_problem(answer, 401)
 
 
-def test_one_organization_cannot_take_every_long_lived_slot(app, client, inventory,
-                                                            monkeypatch):
+def _reading(response):
+    """Read a stream's body in a thread: (chunks so far, set when it ends)."""
+    received, ended = [], threading.Event()
+
+    def read():
+        for chunk in response.response:
+            received.append(chunk)
+        ended.set()
+    threading.Thread(target=read, daemon=True).start()
+    return received, ended
+
+
+def test_past_its_share_the_oldest_stream_of_the_token_ends_and_resumes(app, client, inventory,
+                                                                        monkeypatch):
+    from inventory.resources.events import views as events_api
+    monkeypatch.setattr(events_api, "LONG_LIVED_PER_ORGANIZATION", 3)
+    org = inventory.org(title="mine")
+    mine = _reader_of(app, client, org["id"])[1]
+    colleagues_token, colleague = _reader_of(app, client, org["id"])
+    stream = {"Accept": "text/event-stream"}
+    theirs = colleague.get("/events", headers=stream, buffered=False)  # the tenant's oldest
+    first, second = (mine.get("/events", headers=stream, buffered=False) for _ in range(2))
+    readings = [_reading(response) for response in (theirs, first, second)]
+    client.patch(f"/organizations/{org['id']}", json={"title": "seen by all"})
+    deadline = time.monotonic() + 5
+    while not all(b"seen by all" in b"".join(received) for received, _ in readings) \
+            and time.monotonic() < deadline:
+        time.sleep(0.01)
+    third = mine.get("/events", headers=stream, buffered=False)  # past the share: served
+    assert third.status_code == 200
+    assert mine.get("/organizations").status_code == 200  # and nothing else refused
+    (_, theirs_ended), (first_seen, first_ended), (_, second_ended) = readings
+    assert first_ended.wait(5), "the token's oldest stream goes on past the share"
+    assert b": ended:" in b"".join(first_seen)
+    assert not theirs_ended.is_set() and not second_ended.is_set()
+    # its client resumes from the last id it saw, and misses nothing
+    last_seen = [line for line in b"".join(first_seen).split(b"\n")
+                 if line.startswith(b"id: ")][-1][4:].decode()
+    client.patch(f"/organizations/{org['id']}", json={"title": "while it was away"})
+    resumed = mine.get("/events", headers={**stream, "Last-Event-ID": last_seen},
+                       buffered=False)
+    assert [data["object"]["title"] for _, _, data in _sse_events(resumed.response, 1)] == \
+        ["while it was away"]
+    assert second_ended.wait(5)  # now the second was the token's oldest
+    assert client.delete(f"/tokens/{colleagues_token['id']}").status_code == 204
+    assert theirs_ended.wait(5)
+    for response in (theirs, first, second, third, resumed):
+        response.close()
+    assert events_api.streams.held(Principal("any", "any", "reader", org["id"])) == 0
+
+
+def test_past_its_share_a_tokens_wait_ends_the_tenants_oldest_rather_than_a_429(
+        app, client, inventory, monkeypatch):
     from inventory.resources.events import views as events_api
     monkeypatch.setattr(events_api, "LONG_LIVED_PER_ORGANIZATION", 2)
     mine, theirs = inventory.org(title="mine"), inventory.org(title="theirs")
     readers = [_reader_of(app, client, mine["id"])[1] for _ in range(3)]  # three tokens
     other = _reader_of(app, client, theirs["id"])[1]
     after = client.get("/events?limit=100").get_json()["results"][-1]["id"]
-    answers, threads = [], []
-    for reader in readers[:2]:
-        threads.append(threading.Thread(target=lambda r=reader: answers.append(
-            r.get("/events", query_string={"after": after, "wait": 3})), daemon=True))
+    answers, threads = {}, []
+    for index, reader in enumerate(readers[:2]):
+        threads.append(threading.Thread(target=lambda i=index, r=reader: answers.__setitem__(
+            i, (r.get("/events", query_string={"after": after, "wait": 20}),
+                time.monotonic())), daemon=True))
         threads[-1].start()
-    time.sleep(0.3)  # both wait
-    third = readers[2].get("/events", query_string={"after": after, "wait": 3})
-    assert_problem(third, 429)
-    assert "organization" in third.get_json()["detail"]
+        time.sleep(0.3)  # it waits; the first is the older
+    began = time.monotonic()
+    third = readers[2].get("/events", query_string={"after": after, "wait": 1})
+    assert third.status_code == 200 and third.get_json()["results"] == []
     assert other.get("/events", query_string={"after": after, "wait": 1}).status_code == 200
-    for thread in threads:
-        thread.join(10)
-    assert [answer.status_code for answer in answers] == [200, 200]
+    threads[0].join(5)
+    assert not threads[0].is_alive(), "the tenant's oldest wait goes on past the share"
+    answer, answered_at = answers[0]
+    assert answer.status_code == 200 and answer.get_json()["results"] == []
+    assert answered_at - began < 3
+    assert threads[1].is_alive()  # the younger one still waits
+    inventory.org(title="mine, later")  # an event of another organization's: not theirs
+    client.post("/kubeplatforms", json={"name": "mine-1", "organization": mine["id"], **PLATFORM})
+    threads[1].join(5)
+    assert [e["subject"] for e in answers[1][0].get_json()["results"]] == \
+        ["/kubeplatforms/mine-1"]
 
 
 def test_a_commit_wakes_only_the_waiters_that_may_see_its_event(app, client, inventory, store):

@@ -274,6 +274,37 @@ def test_a_token_may_have_only_so_many_requests_in_flight():
     second[1]()
 
 
+def test_streams_and_waits_hold_no_slot_in_flight():
+    """A person's console tabs (each a stream) and waits, and that person's
+    script on the same token: all answered, however many, while the limit
+    of requests in flight still holds for the script's own requests."""
+    app = make_app(CONCURRENT_REQUESTS=2)
+    token = token_of(app)
+    reader = client_with(app, token)
+    key = f"token:{_token_id(app, token)}"
+    streams = [reader.get("/events", headers={"Accept": "text/event-stream"}, buffered=False)
+               for _ in range(10)]
+    assert [stream.status_code for stream in streams] == [200] * 10
+    after = reader.get("/events?limit=100").get_json()["results"][-1]["id"]
+    waits = []
+    for _ in range(3):
+        waits.append(threading.Thread(target=lambda: reader.get(
+            "/events", query_string={"after": after, "wait": 2}), daemon=True))
+        waits[-1].start()
+    time.sleep(0.3)  # they wait
+    assert get_limits(app).in_flight.held(key) == 0
+    for _ in range(5):
+        assert reader.get("/organizations").status_code == 200
+    first, second = _start(app, token), _start(app, token)  # the limit still holds
+    assert_problem(reader.get("/organizations"), 429)
+    first[1](), second[1]()
+    for stream in streams:
+        stream.close()
+    for wait in waits:
+        wait.join(10)
+    assert get_limits(app).in_flight._counts == {}
+
+
 def test_failed_and_refused_requests_give_their_slot_back():
     app = make_app(CONCURRENT_REQUESTS=1, RATE_LIMIT="1000 per minute")
     reader = client_with(app, token_of(app))

@@ -85,12 +85,11 @@ def _seed(server):
     ).status == 201
 
 
-@pytest.fixture(scope="module")
-def browser(served, tmp_path_factory):
+def _chrome(served, downloads):
+    """Debian's headless Chromium, driven through chromium-driver."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    downloads = tmp_path_factory.mktemp("downloads")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -103,6 +102,12 @@ def browser(served, tmp_path_factory):
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.downloads = downloads
     driver.base = f"http://127.0.0.1:{served.port}"
+    return driver
+
+
+@pytest.fixture(scope="module")
+def browser(served, tmp_path_factory):
+    driver = _chrome(served, tmp_path_factory.mktemp("downloads"))
     try:
         yield driver
     finally:
@@ -354,3 +359,71 @@ def _shoot_at(driver, heading, path):
     """A screenshot from the heading `heading` down, for docs/console.md."""
     driver.execute_script(f"document.getElementById('{heading}').scrollIntoView()")
     driver.save_screenshot(str(path))
+
+
+def test_ten_tabs_of_one_person_and_a_script_on_the_same_token_all_work(served,
+                                                                        tmp_path_factory):
+    """A person's console in ten tabs, each watching the overview's live
+    list, and that person's script on the same token (not the bootstrap
+    admin's, which no limit counts): every tab loads and goes on loading
+    pages, every tab sees a change live, and every request of the script is
+    answered."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from selenium.webdriver.common.by import By
+
+    org = served.request("GET", "/organizations").body["results"][0]["id"]
+    token = served.request("POST", "/tokens", {"name": "a person", "role": "writer",
+                                               "organization": org}).body["token"]
+    driver = _chrome(served, tmp_path_factory.mktemp("tabs"))
+    driver.set_page_load_timeout(20)
+    try:
+        driver.get(driver.base + "/ui/sign-in")
+        by_label(driver, "Token").send_keys(token)
+        button(driver, "Sign in").click()
+        wait_for(lambda: driver.title.startswith("Fleet overview"))
+        tabs = [driver.current_window_handle]
+        for _ in range(9):
+            driver.switch_to.new_window("tab")
+            driver.get(driver.base + "/ui/")
+            wait_for(lambda: driver.title.startswith("Fleet overview"))
+            tabs.append(driver.current_window_handle)
+
+        def script(index):
+            return [served.request("GET", "/kubeclusters?limit=5", token=token).status,
+                    served.request("GET", f"/organizations/{org}", token=token).status,
+                    served.request("PATCH", f"/kubeclusters/cluster-{index % 24:02}",
+                                   {"description": f"script {index}"}, token=token).status]
+        with ThreadPoolExecutor(4) as pool:  # four at once: the limit in flight
+            answers = [status for statuses in pool.map(script, range(24)) for status in statuses]
+        assert set(answers) == {200}, sorted(answers)
+
+        # more pages beside the ten live lists, in an eleventh tab
+        driver.switch_to.new_window("tab")
+        for path, title in (("/ui/clusters", "Clusters"), ("/ui/clusters/cluster-05",
+                                                            "Cluster cluster-05")):
+            driver.get(driver.base + path)
+            wait_for(lambda t=title: driver.title.startswith(t))
+        driver.close()
+
+        assert served.request("PATCH", "/kubeclusters/cluster-11", {"description": "seen in ten"},
+                              token=token).status == 200
+        for tab in tabs:
+            driver.switch_to.window(tab)
+            wait_for(lambda: any("/kubeclusters/cluster-11" in item.text for item in
+                                 driver.find_elements(By.CSS_SELECTOR, "#live-changes li.fresh")))
+            check_page(driver, "Fleet overview")
+
+        # reloading the overview again and again locks no one out
+        for tab in tabs[1:]:
+            driver.switch_to.window(tab)
+            driver.close()
+        driver.switch_to.window(tabs[0])
+        for _ in range(4):
+            driver.refresh()
+            wait_for(lambda: driver.title.startswith("Fleet overview"))
+        assert served.request("GET", "/kubeclusters?limit=5", token=token).status == 200
+        link(driver, "Clusters").click()
+        wait_for(lambda: driver.title.startswith("Clusters"))
+    finally:
+        driver.quit()

@@ -12,18 +12,20 @@ from flask.views import MethodView
 from inventory.core.caps import (
     LONG_LIVED_PER_ORGANIZATION,
     MAX_STREAMS,
+    PRESENCE_CHECK_SECONDS,
     REQUEST_TIMEOUT,
     REVOCATION_CHECK_SECONDS,
     STREAM_KEEPALIVE_SECONDS,
     STREAM_SECONDS,
 )
-from inventory.core.errors import Busy, NotAuthenticated, Throttled
+from inventory.core.errors import Busy, NotAuthenticated
 from inventory.http.auth import current_principal, current_scope, is_bootstrap_admin
 from inventory.http.blueprint import Blueprint
 from inventory.http.csv_export import JSON, RecordColumns, csv_response, wants_csv
 from inventory.http.errors import RequestError
 from inventory.http.lists import page_request
 from inventory.http.operations import operation
+from inventory.http.rate_limits import not_in_flight
 from inventory.resources import event_types
 from inventory.resources.events.spec import SPEC
 from inventory.store import get_store
@@ -32,6 +34,11 @@ from schemas.events import EVENT_TYPES, EventListSchema, EventSchema, event_list
 EVENT_STREAM = "text/event-stream"
 STREAM_PAGE = 100  # events read at once while streaming
 GAP_PAUSE = 0.05  # seconds between looks at a slot that is about to be filled
+# The last words of a stream that a newer one of its tenant displaced past
+# the share: a comment, which EventSource ignores before it reconnects with
+# Last-Event-ID.
+ENDED_FOR_NEWER = (b": ended: a newer stream or wait of this tenant took its place; "
+                   b"resume from the last id\n\n")
 
 EVENT_TYPES[:] = event_types()  # handed to the schemas: the document's enum of `type`
 EventListArgsSchema = event_list_args(SPEC.orderings)
@@ -41,36 +48,72 @@ blp = Blueprint("events", __name__, path_keys=(SPEC.path_key,), url_prefix="/eve
                 description="The change feed: every accepted change, oldest first.")
 
 
+class _Hold:
+    """One long-lived request's place: whose (`token`), in which `share`
+    (None: none, the bootstrap admin's), and whether a newer request of
+    its tenant took it (`ended`)."""
+
+    __slots__ = ("token", "stream", "share", "ended", "given_back")
+
+    def __init__(self, token, stream, share):
+        self.token, self.stream, self.share = token, stream, share
+        self.ended = self.given_back = False
+
+
+def _share_of(principal):
+    """Whose share a long-lived request counts in: its organization's,
+    whatever its token; an unscoped token's own; none for the bootstrap
+    admin (exempt from every limit, the operator's way back in)."""
+    if is_bootstrap_admin(principal):
+        return None
+    if principal.organization is not None:
+        return f"organization:{principal.organization}"
+    return f"token:{principal.key}"
+
+
 class _LongLived:
     """This process's long-lived requests: streams (MAX_STREAMS in all, past
-    them a 503) and, with waits, LONG_LIVED_PER_ORGANIZATION of one
-    organization's (past them a 429), however many tokens it has."""
+    them a 503) and, with waits, LONG_LIVED_PER_ORGANIZATION in one
+    tenant's share. Past the share the newcomer is served and the oldest of
+    its token's (else of its tenant's) ends: a stream closes (its client
+    resumes with Last-Event-ID or `after`), a wait answers what it has."""
 
     def __init__(self):
-        self.open, self._of = 0, {}  # streams; {organization: streams and waits}
+        self.open, self._shares = 0, {}  # streams; {share: [holds, oldest first]}
         self._lock = threading.Lock()
 
-    def take(self, organization, stream):
+    def take(self, principal, stream):
+        hold = _Hold(principal.key, stream, _share_of(principal))
         with self._lock:
             if stream and self.open >= MAX_STREAMS:
                 raise Busy(f"This process serves {MAX_STREAMS} event streams already; "
                            "retry shortly.")
-            held = self._of.get(organization, 0)
-            if organization is not None and held >= LONG_LIVED_PER_ORGANIZATION:
-                raise Throttled(f"This organization holds {LONG_LIVED_PER_ORGANIZATION} "
-                                "streams and waits on this process already (its share, "
-                                "whatever its tokens); close one or retry shortly.", 1)
-            self._of[organization] = held + 1
             self.open += stream
+            if hold.share is not None:
+                held = self._shares.setdefault(hold.share, [])
+                while len(held) >= LONG_LIVED_PER_ORGANIZATION:
+                    oldest = next((h for h in held if h.token == hold.token), held[0])
+                    held.remove(oldest)
+                    oldest.ended = True  # seen within PRESENCE_CHECK_SECONDS
+                held.append(hold)
+        return hold
 
-    def give_back(self, organization, stream):
+    def give_back(self, hold):
         with self._lock:
-            self.open -= stream
-            held = self._of.get(organization, 1) - 1
-            if held:
-                self._of[organization] = held
-            else:
-                self._of.pop(organization, None)
+            if hold.given_back:
+                return
+            hold.given_back = True
+            self.open -= hold.stream
+            held = self._shares.get(hold.share)
+            if held is not None and not hold.ended:
+                held.remove(hold)
+                if not held:
+                    del self._shares[hold.share]
+
+    def held(self, principal):
+        """How many of `principal`'s share are held (for the tests and benches)."""
+        with self._lock:
+            return len(self._shares.get(_share_of(principal), ()))
 
 
 streams = _LongLived()
@@ -105,6 +148,30 @@ class _Revocation:
             return False
         self._checked = time.monotonic()
         return not self._tokens.still_valid(self._key)
+
+
+class _Watch:
+    """What ends a long-lived request before its time: its token revoked
+    (`revocation`), its client gone, or its place taken by a newer request
+    of its tenant (`over`). Looked at every PRESENCE_CHECK_SECONDS at least
+    (a revoke in this process wakes it at once)."""
+
+    def __init__(self, principal, hold):
+        self.revocation = _Revocation(principal)
+        self._hold = hold
+        # the server's look at the client's socket (inventory.server.worker);
+        # none under the test client, where no socket is
+        self._client_gone = request.environ.get("inventory.client_gone") or (lambda: False)
+
+    def slice(self, seconds):
+        return min(self.revocation.slice(seconds), PRESENCE_CHECK_SECONDS)
+
+    def over(self):
+        """None while it goes on; else the stream's last words (empty when
+        its client is gone: no one to tell)."""
+        if self._hold.ended:
+            return ENDED_FOR_NEWER
+        return b"" if self._client_gone() else None
 
 
 @blp.route("")
@@ -179,27 +246,32 @@ class Event(MethodView):
 
 def _wait(feed, asked, page, seconds):
     """The first page with events within `seconds`, or the empty one at the
-    end; its organization's share of long-lived requests held meanwhile, and
-    a 401 as soon as its token is revoked (nothing committed after that is
-    answered)."""
+    end (or earlier, when its client went away or a newer request of its
+    tenant took its place); its tenant's share of long-lived requests held
+    meanwhile, no slot in flight, and a 401 as soon as its token is revoked
+    (nothing committed after that is answered)."""
     principal = current_principal()
-    streams.take(principal.organization, stream=False)
+    hold = streams.take(principal, stream=False)
+    not_in_flight()
     try:
         _extend_answer(seconds)  # a wait past REQUEST_TIMEOUT still gets its answer
-        revocation, deadline = _Revocation(principal), time.monotonic() + seconds
+        watch, deadline = _Watch(principal, hold), time.monotonic() + seconds
+        revocation = watch.revocation
         while not page.records and (remaining := deadline - time.monotonic()) > 0:
             if page.next_after is not None:  # held by a slot about to be filled or closed
                 time.sleep(min(GAP_PAUSE, remaining))
-            elif not feed.wait(page.end, revocation.slice(remaining), asked.scope):
+            elif not feed.wait(page.end, watch.slice(remaining), asked.scope):
                 if revocation.revoked():
                     raise NotAuthenticated("The token was revoked while it waited.")
+                if watch.over() is not None:
+                    break
                 continue
             if revocation.revoked():
                 raise NotAuthenticated("The token was revoked while it waited.")
             page = feed.page(replace(asked, after=page.next_after or page.end))
         return page
     finally:
-        streams.give_back(principal.organization, stream=False)
+        streams.give_back(hold)
 
 
 def _extend_answer(seconds):
@@ -213,41 +285,51 @@ def _extend_answer(seconds):
 def _stream(feed, asked):
     """The Server-Sent Events answer: events as they are committed, a comment
     when there are none for STREAM_KEEPALIVE_SECONDS, the end after
-    STREAM_SECONDS. Each waits in its own greenlet, holding no thread."""
+    STREAM_SECONDS, when its client goes away, or when a newer request of
+    its tenant takes its place. Each waits in its own greenlet, holding no
+    thread and no slot in flight."""
     principal = current_principal()
-    streams.take(principal.organization, stream=True)
+    hold = streams.take(principal, stream=True)
+    try:
+        body = _EventStream(feed, asked, _Watch(principal, hold), hold)
+    except BaseException:
+        streams.give_back(hold)  # no body will give it back
+        raise
+    not_in_flight()
     _extend_answer(STREAM_SECONDS)
-    return Response(_EventStream(feed, asked, principal), mimetype=EVENT_STREAM,
+    return Response(body, mimetype=EVENT_STREAM,
                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
 class _EventStream:
-    """The stream's body; its slot is given back when the server closes it,
+    """The stream's body; its place is given back when the server closes it,
     whether or not it was ever read."""
 
-    def __init__(self, feed, asked, principal):
-        self._events = self._generate(feed, asked, _Revocation(principal))
-        self._organization = principal.organization
-        self._open = True
+    def __init__(self, feed, asked, watch, hold):
+        self._events = self._generate(feed, asked, watch)
+        self._hold = hold
 
     def __iter__(self):
         return self._events
 
     def close(self):
         self._events.close()
-        if self._open:
-            self._open = False
-            streams.give_back(self._organization, stream=True)
+        streams.give_back(self._hold)
 
     @staticmethod
-    def _generate(feed, asked, revocation):
+    def _generate(feed, asked, watch):
         ends = time.monotonic() + STREAM_SECONDS
+        revocation = watch.revocation
         # each stream's comments at its own moment within the interval, so
         # that hundreds opened together do not all wake at once
         keepalive = STREAM_KEEPALIVE_SECONDS * random.uniform(0.8, 1.0)
         yield b"retry: 1000\n\n"
         while (remaining := ends - time.monotonic()) > 0:
             if revocation.revoked():  # ends, with nothing committed after the revoke
+                return
+            if (last_words := watch.over()) is not None:
+                if last_words:
+                    yield last_words
                 return
             page = feed.page(asked)
             for event in page.records:
@@ -260,11 +342,16 @@ class _EventStream:
             else:
                 # caught up to the page's end: a comment each interval, and no
                 # read until a commit after it (or a revoke, or a look whether
-                # another process revoked); no second read to find nothing
+                # another process revoked, the client went or a newer stream
+                # took its place); no second read to find nothing
                 comment_at = time.monotonic() + keepalive
-                while not feed.wait(page.end, revocation.slice(
+                while not feed.wait(page.end, watch.slice(
                         min(comment_at - time.monotonic(), remaining)), asked.scope):
                     if revocation.revoked():
+                        return
+                    if (last_words := watch.over()) is not None:
+                        if last_words:
+                            yield last_words
                         return
                     if time.monotonic() >= comment_at:
                         yield b": keep-alive\n\n"

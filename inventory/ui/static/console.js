@@ -1,7 +1,8 @@
-// The fleet console's only script: the overview's latest changes, live,
-// over the change feed's own stream (GET /events, Server-Sent Events),
-// signed in by the session cookie. One stream per tab; the browser
-// reconnects with Last-Event-ID when the server ends it.
+// The fleet console's script: the overview's latest changes, live, over
+// the change feed's own stream (GET /events, Server-Sent Events), signed in
+// by the session cookie. One stream for all the tabs of a browser, held by
+// a shared worker (live.js); where there is none, one stream per tab. The
+// browser reconnects with Last-Event-ID when the server ends it.
 "use strict";
 (function () {
   function start() {
@@ -11,7 +12,7 @@
     var url = list.getAttribute("data-stream");
     var after = list.getAttribute("data-after");
     if (after) { url += "?after=" + encodeURIComponent(after); }
-    var stream = new EventSource(url);
+    var types = (list.getAttribute("data-types") || "").split(" ").filter(Boolean);
     function show(message) {
       var event;
       try { event = JSON.parse(message.data); } catch (e) { return; }
@@ -36,13 +37,33 @@
       while (list.children.length > 20) { list.removeChild(list.lastChild); }
       if (status) { status.textContent = "New change: " + event.type + " " + event.subject; }
     }
-    (list.getAttribute("data-types") || "").split(" ").forEach(function (type) {
-      if (type) { stream.addEventListener(type, show); }
-    });
-    stream.addEventListener("error", function () {
-      if (stream.readyState === EventSource.CLOSED && status) {
-        status.textContent = "Live updates stopped; reload the page to resume.";
+    function stopped() {
+      if (status) { status.textContent = "Live updates stopped; reload the page to resume."; }
+    }
+    var worker = null;
+    if (window.SharedWorker && list.getAttribute("data-worker")) {
+      try {
+        worker = new SharedWorker(list.getAttribute("data-worker"), {name: "inventory-live"});
+      } catch (e) {
+        worker = null;  // not allowed here: a stream of its own
       }
+    }
+    if (worker) {
+      worker.port.onmessage = function (message) {
+        if (message.data.error) {
+          if (message.data.closed) { stopped(); }
+        } else {
+          show(message.data);
+        }
+      };
+      worker.port.postMessage({url: url, types: types});
+      window.addEventListener("pagehide", function () { worker.port.postMessage({bye: true}); });
+      return;
+    }
+    var stream = new EventSource(url);
+    types.forEach(function (type) { stream.addEventListener(type, show); });
+    stream.addEventListener("error", function () {
+      if (stream.readyState === EventSource.CLOSED) { stopped(); }
     });
     window.addEventListener("pagehide", function () { stream.close(); });
   }
