@@ -96,7 +96,7 @@ def one_scan(config, page_size):
 def read_nodes(config, page_size):
     cluster = Cluster(config, None, {}, 120)
     try:
-        return cluster.node_infos(page_size)
+        return cluster.nodes(page_size)
     finally:
         cluster.close()
 
@@ -130,7 +130,9 @@ def main_(argv=None):
             config = str(kubeconfig(pathlib.Path(tmp) / "kubeconfig", url))
             one_scan(config, 500)  # warm-up: imports, connections
             results = {}
-            for label, page_size in (("pages of 500", 500), (f"one list of {args.nodes}", args.nodes)):
+            # (one list of them all is past the agent's bound on an answer,
+            # bounds.MAX_ANSWER_BYTES: refused, so not measured)
+            for label, page_size in (("pages of 500", 500), ("pages of 1000", 1000)):
                 conn.send("count")
                 before = conn.recv()
                 times = [one_scan(config, page_size) for _ in range(args.rounds)]

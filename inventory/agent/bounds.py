@@ -20,7 +20,7 @@ from contextlib import contextmanager
 DEFAULT_DEADLINE = 300.0  # seconds for a whole run: three fit the CronJob's activeDeadlineSeconds
 MAX_DEADLINE = 3600.0
 MAX_ANSWER_BYTES = 16 << 20  # one JSON answer from the API server (a page of nodes, a DaemonSet)
-MAX_ANSWER_VALUES = 2_000_000  # JSON values (counted by their commas) in one such answer
+MAX_ANSWER_VALUES = 1_000_000  # JSON values (counted by their commas) in one such answer
 MAX_ERROR_BYTES = 64 << 10  # of a refusal's body, read for its message
 MAX_METRICS_BYTES = 256 << 20  # of `/metrics` (an API server's is some tens of MiB)
 MAX_METRICS_LINE = 64 << 10  # one line of `/metrics`

@@ -113,7 +113,7 @@ def run(argv, environ, stdout, secrets):
         try:
             scanned_on = int(time.time())
             body = scan_body(scanned_on, cluster.git_version(), cluster.nodes(args.page_size),
-                             cluster.kube_proxy(args.page_size), cluster.metrics_lines())
+                             cluster.kube_proxy(args.page_size), cluster.deprecated_api_requests())
         finally:
             cluster.close()
         if destination is None:

@@ -31,7 +31,12 @@ from kubernetes.config.config_exception import ConfigException
 from inventory.agent import NAME, VERSION, bounds
 from inventory.agent.failures import ClusterError, ConfigurationError
 from inventory.agent.redaction import server_text, without_userinfo
-from inventory.agent.scan import NodeTally, kube_proxy_of_daemonset, kube_proxy_of_pods
+from inventory.agent.scan import (
+    NodeTally,
+    deprecated_api_requests,
+    kube_proxy_of_daemonset,
+    kube_proxy_of_pods,
+)
 
 # kubectl's own chunk size: a page of nodes is a few hundred KiB, and a
 # 5,000-node cluster is ten requests, never one answer of tens of MiB.
@@ -248,9 +253,6 @@ class Cluster:
                     raise
         raise AssertionError("unreachable")
 
-    def node_infos(self, page_size=DEFAULT_PAGE_SIZE) -> NodeTally:  # the name it had
-        return self.nodes(page_size)
-
     def kube_proxy(self, page_size=DEFAULT_PAGE_SIZE):
         """Whether kube-proxy runs, and its versions: `(found, {version:
         nodes})`. From the kube-system/kube-proxy DaemonSet when one runs on
@@ -271,33 +273,37 @@ class Cluster:
             [("labelSelector", KUBE_PROXY_STATIC_PODS)])]
         return kube_proxy_of_pods(pods)
 
-    def metrics_lines(self):
-        """The API server's `/metrics` exposition, line by line as it
-        arrives: it can be tens of MiB, of which the scan keeps a few
-        hundred lines, so it is never held whole. At most MAX_METRICS_BYTES
-        in all, each line at most MAX_METRICS_LINE, all within one answer's time."""
+    def deprecated_api_requests(self, parse=deprecated_api_requests):
+        """The deprecated APIs requested, as `parse` makes them of the API
+        server's `/metrics` exposition, fed to it line by line as it arrives:
+        it can be tens of MiB, of which the scan keeps a few hundred lines,
+        so it is never held whole. At most MAX_METRICS_BYTES in all, each
+        line at most MAX_METRICS_LINE, read and parsed within one answer's time."""
         what = "get /metrics"
         with self._answer(what):
             response = self._get("/metrics", what, accept="text/plain; version=0.0.4")
             try:
-                rest, read = b"", 0
-                while chunk := response.read(READ_SIZE):
-                    read += len(chunk)
-                    if read > bounds.MAX_METRICS_BYTES:
-                        raise ClusterError(f"{self.host}'s /metrics is longer than the "
-                                           f"{bounds.MAX_METRICS_BYTES:,} bytes the agent reads")
-                    *lines, rest = (rest + chunk).split(b"\n")
-                    if len(rest) > bounds.MAX_METRICS_LINE or any(
-                            len(line) > bounds.MAX_METRICS_LINE for line in lines):
-                        raise ClusterError(f"{self.host}'s /metrics has a line longer than "
-                                           f"{bounds.MAX_METRICS_LINE:,} bytes")
-                    for line in lines:
-                        yield line.decode("utf-8", "replace")
-                    self.clock.check()
-                if rest:
-                    yield rest.decode("utf-8", "replace")
+                return parse(self._lines(response))
             finally:
                 response.close()
+
+    def _lines(self, response):
+        rest, read = b"", 0
+        while chunk := response.read(READ_SIZE):
+            read += len(chunk)
+            if read > bounds.MAX_METRICS_BYTES:
+                raise ClusterError(f"{self.host}'s /metrics is longer than the "
+                                   f"{bounds.MAX_METRICS_BYTES:,} bytes the agent reads")
+            *lines, rest = (rest + chunk).split(b"\n")
+            if len(rest) > bounds.MAX_METRICS_LINE or any(
+                    len(line) > bounds.MAX_METRICS_LINE for line in lines):
+                raise ClusterError(f"{self.host}'s /metrics has a line longer than "
+                                   f"{bounds.MAX_METRICS_LINE:,} bytes")
+            for line in lines:
+                yield line.decode("utf-8", "replace")
+            self.clock.check()
+        if rest:
+            yield rest.decode("utf-8", "replace")
 
 
 class _Answer:

@@ -29,16 +29,16 @@ API_LABEL_LENGTHS = {"group": 253, "version": 63, "resource": 253, "subresource"
 METRICS_BATCH = 1 << 20  # characters of kept lines parsed at a time
 
 
-def scan_body(scanned_on, git_version, nodes, kube_proxy, metrics_lines):
+def scan_body(scanned_on, git_version, nodes, kube_proxy, requested):
     """The scan to post: what made it, the API server's version, the nodes
     (a `NodeTally`) and kube-proxy (`(found, versions)`), and the deprecated
-    APIs that were requested."""
+    APIs that were requested (`deprecated_api_requests`' list)."""
     return {
         "scanned_on": scanned_on,
         "agent": {"name": NAME, "version": VERSION},
         "server": {"git_version": git_version},
         "nodes": nodes_part(nodes, kube_proxy),
-        "deprecated_api_requests": deprecated_api_requests(metrics_lines),
+        "deprecated_api_requests": requested,
     }
 
 

@@ -70,13 +70,18 @@ class Request:
         self.path, self.query, self.headers = path, query, headers
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass  # a client that gave up (the agent past a bound): not the test's news
+
+
 class LoopbackServer:
     """A threaded HTTP server on a free loopback port (`url`), serving a
     handler class until `close()`: the fake API server's and the agent
     tests' fake inventory's."""
 
     def serve(self, handler):
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server = _QuietServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()

@@ -209,10 +209,11 @@ def test_metrics_larger_than_a_read_are_read_line_by_line_across_reads(env, kube
     assert json.loads(out)["deprecated_api_requests"] == small and len(small) == 4
 
 
-def test_without_a_kube_proxy_daemonset_no_kube_proxy_version_is_reported(env, kube, inventory):
-    kube.daemon_set = None  # kube-proxy replaced (Cilium), or static pods (GKE)
+def test_without_a_kube_proxy_daemonset_or_static_pods_none_is_found(env, kube, inventory):
+    kube.daemon_set = None  # kube-proxy replaced (Cilium, GKE Dataplane V2)
     assert agent(env)[0] == 0
-    assert inventory.posts[0][2]["nodes"]["kube_proxy_versions"] == {}
+    nodes = inventory.posts[0][2]["nodes"]
+    assert nodes["kube_proxy_versions"] == {} and nodes["kube_proxy_found"] is False
 
 
 def test_dry_run_prints_the_scan_as_json_and_posts_nothing(env, kube, inventory):
