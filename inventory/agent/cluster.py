@@ -171,7 +171,7 @@ class Cluster:
                                f"more than the {cap:,} the agent reads of one answer")
         data = bytearray()
         try:
-            while chunk := response.read(READ_SIZE):
+            while chunk := response.read1(READ_SIZE):
                 data += chunk
                 if len(data) > cap:
                     if truncate:
@@ -289,7 +289,7 @@ class Cluster:
 
     def _lines(self, response):
         rest, read = b"", 0
-        while chunk := response.read(READ_SIZE):
+        while chunk := response.read1(READ_SIZE):
             read += len(chunk)
             if read > bounds.MAX_METRICS_BYTES:
                 raise ClusterError(f"{self.host}'s /metrics is longer than the "

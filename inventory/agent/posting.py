@@ -90,7 +90,7 @@ def _read(answer, clock):
     """The answer's body, at most MAX_ANSWER_BYTES of it (the rest is not read)."""
     data = bytearray()
     try:
-        while chunk := answer.read(1 << 16):
+        while chunk := answer.read1(1 << 16):
             data += chunk
             if len(data) > MAX_ANSWER_BYTES:
                 return bytes(data[:MAX_ANSWER_BYTES])

@@ -397,3 +397,22 @@ def test_a_cluster_that_forbids_listing_the_kube_system_pods_is_exit_3(env, kube
     failed(agent(env), CLUSTER, "refused to list the kube-system pods labelled component=kube-proxy",
            "403")
     assert inventory.posts == []
+
+
+def test_off_the_main_thread_a_drip_still_ends_at_the_answers_time(env, kube):
+    """Where no alarm can ring (a thread), each read returns what came and
+    the answer's time is checked between them."""
+    def drip():
+        for byte in json.dumps(kube.version).encode() * 100:
+            time.sleep(0.1)
+            yield bytes([byte])
+    kube.streams["/version/"] = (200, "application/json", drip())
+    result = {}
+    started = time.monotonic()
+    worker = threading.Thread(target=lambda: result.update(run=agent(env, "--dry-run",
+                                                                      "--timeout", "1")))
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive()
+    failed(result["run"], CLUSTER, "could not be reached to get /version", "timed out")
+    assert time.monotonic() - started < 30
