@@ -107,7 +107,10 @@ def send(handler, status, headers, data):
 
 def stream(handler, status, content_type, chunks):
     """Answer with the bytes of `chunks` as they are made, the answer's end
-    the connection's (no Content-Length), until they end or the client goes."""
+    the connection's (no Content-Length), until they end or the client goes.
+    `chunks` may be a function that makes them: then each request has its own."""
+    if callable(chunks):
+        chunks = chunks()
     try:
         handler.send_response(status)
         handler.send_header("Content-Type", content_type)

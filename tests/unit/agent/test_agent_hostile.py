@@ -339,6 +339,26 @@ def test_a_status_message_too_long_is_cut(env, kube):
     assert len(err) < 600
 
 
+def test_an_inventory_answer_without_end_is_read_no_further_than_its_cap(env, inventory):
+    inventory.stream = (201, "application/json", itertools.repeat(b'{"id": "' + b"k" * 65536))
+    failed(agent(env), INVENTORY, "answered 201 with a body that is not a JSON object")
+
+
+def test_an_inventory_answer_that_drips_is_tried_again_then_exit_4(env, inventory, monkeypatch):
+    from inventory.agent import posting
+
+    monkeypatch.setattr(posting, "_pause", lambda seconds: None)
+
+    def drip():
+        for byte in b'{"id": "k8scs_x"}' * 10:
+            time.sleep(0.1)
+            yield bytes([byte])
+    inventory.stream = (201, "application/json", drip)  # each try its own drip
+    started = time.monotonic()
+    failed(agent(env, "--timeout", "1"), INVENTORY, "could not be reached (4 tries)", "timed out")
+    assert len(inventory.posts) == 4 and time.monotonic() - started < 30
+
+
 def test_a_password_in_inventory_url_is_never_printed(env, kube):
     env["INVENTORY_URL"] = f"http://agent:s3cret-pass-word@127.0.0.1:{free_port()}"
     err = failed(agent(env, "--timeout", "2"), INVENTORY, "could not be reached",

@@ -21,6 +21,7 @@ from tests.support.kube_api import (
     kubeconfig,
     node,
     send,
+    stream,
 )
 from tests.support.served import ROOT, free_port
 
@@ -36,6 +37,7 @@ class Inventory(LoopbackServer):
         self.posts = []
         self.answers = []  # (status, headers, body) to answer next, in order
         self.delay = 0.0
+        self.stream = None  # (status, content type, bytes made as sent): a hostile answer
         inventory = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -46,6 +48,9 @@ class Inventory(LoopbackServer):
                 inventory.posts.append((self.path, {k.lower(): v for k, v in self.headers.items()},
                                         json.loads(body)))
                 time.sleep(inventory.delay)
+                if inventory.stream is not None:
+                    stream(self, *inventory.stream)
+                    return
                 status, headers, answer = (inventory.answers.pop(0) if inventory.answers else
                                            (201, {}, {"id": SCAN_ID, "scanned_on": 1}))
                 send(self, status, {"Content-Type": "application/json", **headers},
