@@ -5,8 +5,9 @@ nodes' requests, and the agent's peaks of Python memory (tracemalloc, in
 one more round each: reading the nodes, and the whole scan); and, in the
 same run, its two choices against their baselines:
 
-- pages of 500 nodes (`limit`/`continue`) against one list of every node
-  (limit = N): time and memory;
+- pages of 500 nodes (`limit`/`continue`) against pages of 1000: time and
+  memory (one list of every node, which the first runs measured at 6x the
+  memory, is now past the agent's bound on one answer and refused);
 - parsing /metrics after keeping only the two families the scan reads,
   against parsing the whole exposition with the same parser.
 
@@ -96,7 +97,7 @@ def one_scan(config, page_size):
 def read_nodes(config, page_size):
     cluster = Cluster(config, None, {}, 120)
     try:
-        return cluster.node_infos(page_size)
+        return cluster.nodes(page_size)
     finally:
         cluster.close()
 
@@ -130,7 +131,9 @@ def main_(argv=None):
             config = str(kubeconfig(pathlib.Path(tmp) / "kubeconfig", url))
             one_scan(config, 500)  # warm-up: imports, connections
             results = {}
-            for label, page_size in (("pages of 500", 500), (f"one list of {args.nodes}", args.nodes)):
+            # (one list of them all is past the agent's bound on an answer,
+            # bounds.MAX_ANSWER_BYTES: refused, so not measured)
+            for label, page_size in (("pages of 500", 500), ("pages of 1000", 1000)):
                 conn.send("count")
                 before = conn.recv()
                 times = [one_scan(config, page_size) for _ in range(args.rounds)]
@@ -162,9 +165,9 @@ def main_(argv=None):
                  f"{'scan peak MiB':>14}")
     for label, (seconds, requests, nodes_peak, scan_peak) in results.items():
         lines.append(f"{label:28} {seconds:8.2f} {requests:14d} {nodes_peak:15.1f} {scan_peak:14.1f}")
-    paged, whole = results["pages of 500"], results[f"one list of {args.nodes}"]
-    lines.append(f"pages / one list: {paged[0] / whole[0]:.2f}x the time, "
-                 f"{paged[2] / whole[2]:.2f}x the nodes' peak memory")
+    paged, larger = results["pages of 500"], results["pages of 1000"]
+    lines.append(f"pages of 500 / of 1000: {paged[0] / larger[0]:.2f}x the time, "
+                 f"{paged[2] / larger[2]:.2f}x the nodes' peak memory")
     lines.append(f"{'/metrics parsed':28} {'s':>8}")
     for label, seconds in parse_times.items():
         lines.append(f"{label:28} {seconds:8.2f}")

@@ -169,7 +169,9 @@ class ReadinessCheckSchema(Schema):
     id = fields.String(required=True, metadata={"enum": list(readiness.CHECKS), "description": (
         "`observed-version`: the recorded minor against the API server's; `kubelet-skew` and "
         "`kube-proxy-skew`: the nodes' kubelets and kube-proxies against the Kubernetes "
-        "version-skew policy for the target; `deprecated-apis`: requested APIs and findings "
+        "version-skew policy for the target (`kube-proxy-skew` is `passing` when the newest "
+        "scan found no kube-proxy running: `nodes.kube_proxy_found` false); "
+        "`deprecated-apis`: requested APIs and findings "
         "removed in the target or earlier (`error`) or in the minor after it (`warning`).")})
     status = fields.String(required=True, metadata={**_CHECK_STATUS, "description": (
         "`unknown` when no scan carried what the check needs.")})

@@ -3,7 +3,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 
 from inventory.core.versions import MAX_VERSION_LENGTH, VERSION_RE
 from schemas.common import BodySchema, envelope, request_schema
-from schemas.fields import DumpedAsIs, Text, WholeNumber
+from schemas.fields import DumpedAsIs, JsonBoolean, Text, WholeNumber
 
 MAX_SCANNED_ON = 253402300799  # 9999-12-31T23:59:59Z
 # What one scan may carry (422 past it); the body as a whole is bounded by
@@ -60,8 +60,24 @@ class ScanNodesSchema(Schema):
     kube_proxy_versions = _node_counts("Each kube-proxy version (its DaemonSet's image tag "
                                        "where nodes no longer report it)",
                                        {"v1.30.4-eksbuild.2": 12})
+    kube_proxy_found = JsonBoolean(allow_none=True, metadata={
+        "description": "Whether the scan found kube-proxy running. `false`: it looked (the "
+        "kube-system/kube-proxy DaemonSet, kube-proxy's static pods) and none runs, as in a "
+        "cluster whose Services are routed by a replacement (Cilium's kube-proxy "
+        "replacement, GKE Dataplane V2); `kube_proxy_versions` is then empty and the "
+        "`kube-proxy-skew` check reads `passing`. `true`: it runs (an empty "
+        "`kube_proxy_versions` then means its version could not be read). Absent or null: "
+        "not reported, and `kube_proxy_versions` alone says what was seen.",
+        "examples": [False]})
     container_runtimes = _node_counts("Each container runtime", {"containerd://1.7.11": 12})
     os_images = _node_counts("Each OS image", {"Amazon Linux 2": 12})
+
+
+def _kube_proxy_said_once(nodes):
+    """No kube-proxy versions where the scan says none runs."""
+    if nodes and nodes.get("kube_proxy_found") is False and nodes.get("kube_proxy_versions"):
+        raise ValidationError({"kube_proxy_versions": [
+            "Must be empty (or absent) when kube_proxy_found is false: no kube-proxy runs."]})
 
 
 class DeprecatedApiRequestSchema(Schema):
@@ -128,7 +144,8 @@ class KubeClusterScanSchema(BodySchema):
     server = DumpedAsIs(ScanServerSchema, required=True, allow_none=True, metadata={
         "description": "The API server's version; null when not observed (or no longer kept: "
         "see `nodes`)."})
-    nodes = DumpedAsIs(ScanNodesSchema, required=True, allow_none=True, metadata={
+    nodes = DumpedAsIs(ScanNodesSchema, required=True, allow_none=True,
+                       validate=_kube_proxy_said_once, metadata={
         "description": "The nodes, by version; null when not observed. A cluster's "
         "newest scans keep what they observed (docs/limits.md); older ones keep "
         "`scanned_on` and `agent` only."})

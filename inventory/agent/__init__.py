@@ -7,6 +7,8 @@ keep it so), and its dependencies are in requirements-agent.txt, not the
 service's requirements.txt. docs/agent.md is its manual.
 
 - `failures`: the kinds of failure and their exit codes
+- `bounds`: the run's deadline, an answer's time, and the caps on what is read
+- `redaction`: what is printed of others' text (no credential, one line)
 - `cluster`: what it reads from the cluster, with the official Kubernetes client
 - `scan`: the scan body, made from what was read (no I/O)
 - `posting`: the one POST to the inventory, retried with the same key

@@ -4,7 +4,10 @@ Configuration comes from the environment (`INVENTORY_URL`,
 `INVENTORY_TOKEN`, `INVENTORY_CLUSTER`, and `KUBECONFIG` or the pod's
 service account); flags override all but the token, which stays out of
 the process list. Every failure is one line on stderr, `inventory-agent:
-<kind>: <what>`, and the exit code of its kind (`failures`).
+<kind>: <what>`, and the exit code of its kind (`failures`); the line is
+made safe to print once more as a whole (`redaction.line`: the tokens the
+run holds and a URL's password redacted), whatever a server put in it.
+The whole run is bounded by its deadline (`bounds.Clock`).
 """
 import argparse
 import json
@@ -14,9 +17,10 @@ import sys
 import time
 from urllib.parse import urlsplit
 
-from inventory.agent import NAME, VERSION, posting
+from inventory.agent import NAME, VERSION, bounds, posting
 from inventory.agent.cluster import DEFAULT_PAGE_SIZE, Cluster
-from inventory.agent.failures import INTERNAL, ConfigurationError, Failure
+from inventory.agent.failures import INTERNAL, ClusterError, ConfigurationError, Failure, InventoryError
+from inventory.agent.redaction import line, url_secrets, without_userinfo
 from inventory.agent.scan import scan_body
 
 MAX_PAGE_SIZE = 5000
@@ -42,15 +46,18 @@ def _parser():
     parser.add_argument("--page-size", type=int, default=DEFAULT_PAGE_SIZE,
                         help=f"nodes read per request (default {DEFAULT_PAGE_SIZE})")
     parser.add_argument("--timeout", type=float, default=30.0,
-                        help="seconds to wait for each answer, from the cluster or the inventory "
-                        "(default 30)")
+                        help="seconds each answer may take, whole, from the cluster or the "
+                        "inventory (default 30)")
+    parser.add_argument("--deadline", type=float, default=None,
+                        help="seconds the whole run may take (default: INVENTORY_AGENT_DEADLINE, "
+                        f"else {bounds.DEFAULT_DEADLINE:g})")
     parser.add_argument("--version", action="version", version=f"{NAME} {VERSION}")
     return parser
 
 
 # The environment it reads (docs/agent.md): its own, not the service's settings.
-ENVIRONMENT = ("INVENTORY_URL", "INVENTORY_TOKEN", "INVENTORY_CLUSTER", "KUBECONFIG",
-               "KUBERNETES_SERVICE_HOST")  # the last: in a pod, as the client reads it
+ENVIRONMENT = ("INVENTORY_URL", "INVENTORY_TOKEN", "INVENTORY_CLUSTER", "INVENTORY_AGENT_DEADLINE",
+               "KUBECONFIG", "KUBERNETES_SERVICE_HOST")  # the last: in a pod, as the client reads it
 
 
 def _destination(args, environ):
@@ -67,33 +74,59 @@ def _destination(args, environ):
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
         raise ConfigurationError(f"INVENTORY_URL must be the inventory's http(s) base URL, "
-                                 f"not {url!r}")
+                                 f"not {without_userinfo(url)!r}")
     if not token.isascii() or not token.isprintable() or " " in token:
         raise ConfigurationError("INVENTORY_TOKEN must be one token of visible ASCII characters")
     return url, token, cluster
 
 
-def run(argv, environ, stdout):
+def _deadline(args, environ):
+    value = args.deadline
+    if value is None:
+        text = environ.get("INVENTORY_AGENT_DEADLINE", "")
+        try:
+            value = float(text) if text else bounds.DEFAULT_DEADLINE
+        except ValueError:
+            raise ConfigurationError("INVENTORY_AGENT_DEADLINE must be a number of seconds") from None
+    if not 0 < value <= bounds.MAX_DEADLINE:
+        raise ConfigurationError(f"the deadline (--deadline, INVENTORY_AGENT_DEADLINE) must be "
+                                 f"more than 0 and at most {bounds.MAX_DEADLINE:g} seconds")
+    return value
+
+
+def run(argv, environ, stdout, secrets):
+    """One run; `secrets` gets what must never be printed, as it is learnt."""
+    secrets.extend(filter(None, [environ.get("INVENTORY_TOKEN")]))
+    secrets.extend(url_secrets(environ.get("INVENTORY_URL", "")))
     args = _parser().parse_args(argv)
+    secrets.extend(url_secrets(args.inventory_url or ""))
     if not 1 <= args.page_size <= MAX_PAGE_SIZE:
         raise ConfigurationError(f"--page-size must be 1 to {MAX_PAGE_SIZE}")
     if not 0 < args.timeout <= 600:
         raise ConfigurationError("--timeout must be more than 0 and at most 600 seconds")
+    clock = bounds.Clock(_deadline(args, environ), args.timeout)
     destination = None if args.dry_run else _destination(args, environ)
-    cluster = Cluster(args.kubeconfig, args.context, environ, args.timeout)
+    clock.start(ClusterError)
     try:
-        scanned_on = int(time.time())
-        body = scan_body(scanned_on, cluster.git_version(), cluster.node_infos(args.page_size),
-                         cluster.kube_proxy(), cluster.metrics_lines())
+        cluster = Cluster(args.kubeconfig, args.context, environ, args.timeout, clock)
+        secrets.append(cluster.credentials)
+        try:
+            scanned_on = int(time.time())
+            body = scan_body(scanned_on, cluster.git_version(), cluster.nodes(args.page_size),
+                             cluster.kube_proxy(args.page_size), cluster.deprecated_api_requests())
+        finally:
+            cluster.close()
+        if destination is None:
+            print(json.dumps(body, indent=2), file=stdout)
+            return 0
+        url, token, name = destination
+        clock.doing = InventoryError
+        recorded = posting.post_scan(url, name, token, body, posting.new_key(),
+                                     timeout=args.timeout, clock=clock)
     finally:
-        cluster.close()
-    if destination is None:
-        print(json.dumps(body, indent=2), file=stdout)
-        return 0
-    url, token, name = destination
-    recorded = posting.post_scan(url, name, token, body, posting.new_key(), timeout=args.timeout)
-    print(f"recorded scan {recorded.get('id', '?')} of {name}: {body['nodes']['count']} nodes, "
-          f"server {body['server']['git_version']}, "
+        clock.stop()
+    print(f"recorded scan {line(recorded.get('id', '?'))} of {name}: {body['nodes']['count']} "
+          f"nodes, server {body['server']['git_version']}, "
           f"{len(body['deprecated_api_requests'])} deprecated APIs requested", file=stdout)
     return 0
 
@@ -107,17 +140,22 @@ def main(argv=None, environ=None, stdout=None, stderr=None):
     quiet = logging.NullHandler()
     root = logging.getLogger()
     root.addHandler(quiet)
+    secrets = []
     try:
-        return run(sys.argv[1:] if argv is None else argv, environ, stdout)
+        return run(sys.argv[1:] if argv is None else argv, environ, stdout, secrets)
+    except bounds.DeadlineExceeded as exceeded:
+        return _say(exceeded.failure, exceeded.failure.kind, secrets, stderr)
     except Failure as failure:
-        print(f"{NAME}: {failure.kind}: {_one_line(failure)}", file=stderr)
-        return failure.exit_code
+        return _say(failure, failure.kind, secrets, stderr)
     except Exception as error:  # a bug: still one line, and its own exit code
-        print(f"{NAME}: internal error: {type(error).__name__}: {_one_line(error)}", file=stderr)
-        return INTERNAL
+        return _say(error, f"internal error: {type(error).__name__}", secrets, stderr)
     finally:
         root.removeHandler(quiet)
 
 
-def _one_line(text):
-    return " ".join(str(text).split())
+def _say(failure, kind, secrets, stderr):
+    held = []
+    for secret in secrets:
+        held.extend(secret() if callable(secret) else [secret])
+    print(f"{NAME}: {kind}: {line(failure, held)}", file=stderr)
+    return getattr(failure, "exit_code", INTERNAL)

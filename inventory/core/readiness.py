@@ -18,7 +18,9 @@ The checks, in the contract's order (docs/design/readiness.md):
 `observations` is what a cluster keeps of its scans: for each part, the
 newest scan that carried it (`{"scanned_on", "scan", "value"}`):
 `server` (the `git_version`), `kubelet_versions` and `kube_proxy_versions`
-(`[{"value", "count"}]`), `deprecated_api_requests` (the scan's list) and
+(`[{"value", "count"}]`; `kube_proxy_versions` is `None` when the scan
+looked for kube-proxy and found none running: `NO_KUBE_PROXY`),
+`deprecated_api_requests` (the scan's list) and
 `findings` (`[{"api_version", "kind", "removed_in", "count"}]`: the scan's
 findings counted by API and release).
 """
@@ -35,6 +37,12 @@ PARTS = ("server", "kubelet_versions", "kube_proxy_versions", "deprecated_api_re
 # The policy's window: how many minors older than kube-apiserver a kubelet
 # (or kube-proxy) may be, and the narrower one before 1.25.
 SKEW_MINORS, OLD_SKEW_MINORS, SKEW_WIDENED_IN = 3, 2, (1, 25)
+# The value of the `kube_proxy_versions` part when its scan found no
+# kube-proxy running (`nodes.kube_proxy_found: false`): Services routed by a
+# replacement (Cilium's, GKE Dataplane V2), so no kube-proxy can be skewed.
+# Distinct from a part never reported (unknown) and from one reported empty
+# (found, or said by an older agent, with no readable version: unknown).
+NO_KUBE_PROXY = None
 
 
 def _minor(text):
@@ -116,9 +124,19 @@ def outside_skew(component_minor, server_minor):
 
 def _skew(check_id, component, part, target, observations):
     reported = observations.get(part)
-    if reported is None or not reported["value"]:
+    if reported is None:
         return _check(check_id, "unknown", f"No scan has reported the nodes' {component} "
                       "versions yet: run the agent in the cluster.")
+    if reported["value"] is NO_KUBE_PROXY:
+        return _check(check_id, "passing", (
+            f"No {component} runs in the cluster (scan {reported['scan']} looked and found none: "
+            f"its Services are routed by a replacement, such as Cilium's or GKE Dataplane V2), "
+            f"so none can fall outside the version-skew policy for {target}."))
+    if not reported["value"]:
+        return _check(check_id, "unknown", (
+            f"Scan {reported['scan']}, the newest to report them, read no {component} version "
+            f"(none that a node or image names): the next scan may; a current agent says when "
+            f"no {component} runs at all."))
     server = observations.get("server")
     server_minor = _minor(server["value"]) if server is not None else None
     target_minor = _minor(target)
@@ -312,6 +330,8 @@ def _parts_of(scan):
             if nodes.get(part) is not None:  # a map of value -> nodes, kept as pairs
                 parts[part] = [{"value": value, "count": count}
                                for value, count in sorted(nodes[part].items())]
+        if nodes.get("kube_proxy_found") is False:  # looked, and none runs
+            parts["kube_proxy_versions"] = NO_KUBE_PROXY
     if scan.get("deprecated_api_requests") is not None:
         parts["deprecated_api_requests"] = scan["deprecated_api_requests"]
     if scan.get("findings") is not None:

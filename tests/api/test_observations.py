@@ -100,6 +100,10 @@ def test_a_scan_of_only_scanned_on_stays_valid_and_observes_nothing(client, inve
     ({"nodes": {"count": 1, "kube_proxy_versions": {f"v1.{i}": 1 for i in range(101)}}},
      "body.nodes.kube_proxy_versions"),
     ({"nodes": {"count": 1, "gpus": {}}}, "body.nodes.gpus"),
+    ({"nodes": {"count": 1, "kube_proxy_found": "no"}}, "body.nodes.kube_proxy_found"),
+    ({"nodes": {"count": 1, "kube_proxy_found": 0}}, "body.nodes.kube_proxy_found"),
+    ({"nodes": {"count": 1, "kube_proxy_found": False, "kube_proxy_versions": {"v1.30.1": 1}}},
+     "body.nodes.kube_proxy_versions"),
     ({"deprecated_api_requests": [{"group": "", "version": "v1", "resource": "x",
                                    "removed_release": "1.x", "requests": 1}]},
      "body.deprecated_api_requests.0.removed_release"),
@@ -199,6 +203,74 @@ def test_a_newer_scan_updates_readiness_and_an_older_one_posted_late_does_not(cl
     checks = {c["id"]: c["status"] for c in readiness_of(client, cluster["name"])["checks"]}
     assert checks == {"observed-version": "passing", "kubelet-skew": "passing",
                       "kube-proxy-skew": "passing", "deprecated-apis": "error"}
+
+
+# Clusters without kube-proxy (the contract's amendment): a scan that looked
+# and found none is not a scan that did not say.
+
+CLEAN = {**SCAN, "deprecated_api_requests": [], "findings": []}
+
+
+def _without_kube_proxy(kube_proxy_found, versions=None):
+    nodes = {"count": 3, "kubelet_versions": {"v1.30.4": 3}}
+    if kube_proxy_found is not None:
+        nodes["kube_proxy_found"] = kube_proxy_found
+    if versions is not None:
+        nodes["kube_proxy_versions"] = versions
+    return {**CLEAN, "nodes": nodes}
+
+
+def _check(client, name, check_id):
+    [check] = [c for c in readiness_of(client, name)["checks"] if c["id"] == check_id]
+    return check
+
+
+def test_a_scan_that_found_no_kube_proxy_reads_passing_and_the_cluster_can_pass(client, inventory):
+    cluster = inventory.cluster(version="1.30.4")
+    scan = post_scan(client, cluster["name"], 1000, **_without_kube_proxy(False, {}))
+    assert scan["nodes"]["kube_proxy_found"] is False  # shown as posted
+    check = _check(client, cluster["name"], "kube-proxy-skew")
+    assert check["status"] == "passing" and check["details"] == []
+    assert "No kube-proxy runs" in check["summary"] and scan["id"] in check["summary"]
+    assert "run the agent" not in check["summary"]
+    assert readiness_of(client, cluster["name"])["status"] == "passing"
+    # without the versions map at all, the same
+    other = inventory.cluster(version="1.30.4")
+    post_scan(client, other["name"], 1000, **_without_kube_proxy(False))
+    assert readiness_of(client, other["name"])["status"] == "passing"
+    listed = client.get("/kubeclusters", query_string={
+        "filter": 'readiness.status="passing"'}).get_json()["results"]
+    assert {cluster["name"], other["name"]} <= {c["name"] for c in listed}
+
+
+@pytest.mark.parametrize("kube_proxy_found, versions", [
+    (None, None),  # not reported: the part was never observed
+    (None, {}),  # an older agent's empty map: nothing says none runs
+    (True, {}),  # found, but its version could not be read
+])
+def test_a_scan_that_does_not_say_none_runs_leaves_kube_proxy_skew_unknown(
+        client, inventory, kube_proxy_found, versions):
+    cluster = inventory.cluster(version="1.30.4")
+    post_scan(client, cluster["name"], 1000, **_without_kube_proxy(kube_proxy_found, versions))
+    check = _check(client, cluster["name"], "kube-proxy-skew")
+    assert check["status"] == "unknown"
+    assert readiness_of(client, cluster["name"])["status"] == "unknown"
+    if versions is None:
+        assert "No scan has reported" in check["summary"]
+    else:  # it was reported: the summary does not ask for a run that just happened
+        assert "No scan has reported" not in check["summary"] and "read no" in check["summary"]
+
+
+def test_kube_proxy_found_again_after_none_is_judged_on_its_versions(client, inventory):
+    cluster = inventory.cluster(version="1.30.4")
+    post_scan(client, cluster["name"], 1000, **_without_kube_proxy(False))
+    assert _check(client, cluster["name"], "kube-proxy-skew")["status"] == "passing"
+    post_scan(client, cluster["name"], 2000, **_without_kube_proxy(True, {"v1.26.1": 3}))
+    assert _check(client, cluster["name"], "kube-proxy-skew")["status"] == "error"
+    post_scan(client, cluster["name"], 1500, **_without_kube_proxy(False))  # older: no change
+    assert _check(client, cluster["name"], "kube-proxy-skew")["status"] == "error"
+    post_scan(client, cluster["name"], 3000, **_without_kube_proxy(False))
+    assert _check(client, cluster["name"], "kube-proxy-skew")["status"] == "passing"
 
 
 def test_a_patch_of_version_recomputes_readiness(client, inventory):

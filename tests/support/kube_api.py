@@ -1,8 +1,14 @@
 """A Kubernetes API server on loopback for the agent's tests, answering as
 one does the reads the agent makes: `/version`, `/api/v1/nodes` in pages
-(`limit` and `continue`), the kube-system/kube-proxy DaemonSet, and the
+(`limit` and `continue`), the kube-system/kube-proxy DaemonSet, kube-proxy's
+static pods (kube-system pods labelled `component=kube-proxy`), and the
 `/metrics` exposition; it records each request, and can refuse (a status
 with a `Status` body), answer slowly, or expire a continue token.
+
+It can also be hostile, as a broken or malicious server is: `streams`
+answers a path with bytes made as they are sent (an answer without end, one
+that drips a byte at a time, a page of 300,000 nodes never held whole here),
+and `endless_continue` pages the nodes with a new continue token forever.
 
 Also `kubeconfig()`: a kubeconfig for it, whose user is a token or an exec
 credential plugin (a script of the test's, run by the client)."""
@@ -49,9 +55,24 @@ def daemonset(image="602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/kube-proxy
                        "numberMisscheduled": 0, "observedGeneration": 2}}
 
 
+def static_pod(node_name, image="gke.gcr.io/kube-proxy-amd64:v1.30.5-gke.1014001", phase="Running"):
+    """A kube-proxy static pod's mirror, as GKE runs kube-proxy (no DaemonSet)."""
+    return {"kind": "Pod", "apiVersion": "v1",
+            "metadata": {"name": f"kube-proxy-{node_name}", "namespace": "kube-system",
+                         "labels": {"component": "kube-proxy", "tier": "node"}},
+            "spec": {"nodeName": node_name,
+                     "containers": [{"name": "kube-proxy", "image": image}]},
+            "status": {"phase": phase}}
+
+
 class Request:
     def __init__(self, path, query, headers):
         self.path, self.query, self.headers = path, query, headers
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass  # a client that gave up (the agent past a bound): not the test's news
 
 
 class LoopbackServer:
@@ -60,7 +81,7 @@ class LoopbackServer:
     tests' fake inventory's."""
 
     def serve(self, handler):
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server = _QuietServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
@@ -84,6 +105,25 @@ def send(handler, status, headers, data):
         pass
 
 
+def stream(handler, status, content_type, chunks):
+    """Answer with the bytes of `chunks` as they are made, the answer's end
+    the connection's (no Content-Length), until they end or the client goes.
+    `chunks` may be a function that makes them: then each request has its own."""
+    if callable(chunks):
+        chunks = chunks()
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        for chunk in chunks:
+            handler.wfile.write(chunk)
+            handler.wfile.flush()
+    except OSError:
+        pass
+    handler.close_connection = True
+
+
 class KubeApi(LoopbackServer):
     """The fake API server; set its attributes before the agent runs."""
 
@@ -97,6 +137,9 @@ class KubeApi(LoopbackServer):
         self.delay = 0.0  # seconds before each answer
         self.expire_continue_once = False  # answer 410 to the first continued list
         self.ignores_limit = False
+        self.static_pods = []  # kube-system pods labelled component=kube-proxy
+        self.streams = {}  # path -> (status, content type, an iterable of bytes sent as made)
+        self.endless_continue = False  # every page of nodes has another continue token
         self.requests = []
         self._lock = threading.Lock()
         api = self
@@ -110,6 +153,9 @@ class KubeApi(LoopbackServer):
                     api.requests.append(Request(url.path, parse_qs(url.query),
                                                 {k.lower(): v for k, v in self.headers.items()}))
                 time.sleep(api.delay)
+                if url.path in api.streams:
+                    stream(self, *api.streams[url.path])
+                    return
                 status, content_type, body = api._answer(url.path, parse_qs(url.query),
                                                          self.headers.get("Authorization"))
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -140,6 +186,12 @@ class KubeApi(LoopbackServer):
             return 200, "text/plain; version=0.0.4; charset=utf-8", self.metrics.encode()
         if path == "/api/v1/nodes":
             return self._nodes(query)
+        if path == "/api/v1/namespaces/kube-system/pods":
+            selector = query.get("labelSelector", [""])[0]
+            wanted = dict(term.split("=", 1) for term in selector.split(",") if "=" in term)
+            items = [pod for pod in self.static_pods if wanted.items() <= pod["metadata"]["labels"].items()]
+            return 200, "application/json", {"kind": "PodList", "apiVersion": "v1",
+                                             "metadata": {"resourceVersion": "12345"}, "items": items}
         if path == "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy":
             if self.daemon_set is None:
                 return self._status(404, "NotFound", 'daemonsets.apps "kube-proxy" not found')
@@ -157,6 +209,8 @@ class KubeApi(LoopbackServer):
             limit = len(self.nodes)
         page = self.nodes[start:start + limit]
         following = start + limit if start + limit < len(self.nodes) else None
+        if self.endless_continue:
+            page, following = self.nodes[:limit], start + limit
         metadata = {"resourceVersion": "12345"}
         if following is not None:
             metadata["continue"] = str(following)

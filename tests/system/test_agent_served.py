@@ -77,3 +77,32 @@ def test_a_post_repeated_with_the_agents_key_is_recorded_once(served):
     again = posting.post_scan(url, "payments", TOKEN, {"scanned_on": 1764000000}, key, timeout=10)
     assert first == again and first["id"].startswith("k8scs_")
     assert len(_scans(served)) == before + 1
+
+
+def _kube_proxy_check(served):
+    cluster = served.request("GET", "/kubeclusters/payments").body
+    [check] = [c for c in cluster["readiness"]["checks"] if c["id"] == "kube-proxy-skew"]
+    return check
+
+
+@pytest.mark.parametrize("daemon_set, status, words", [
+    (None, "passing", "No kube-proxy runs in the cluster"),  # Cilium, GKE Dataplane V2
+    (daemonset("registry.k8s.io/kube-proxy:v1.27.16"), "error", "1.27"),
+    (daemonset("registry.k8s.io/kube-proxy:v1.31.4"), "passing", "within the version-skew policy"),
+])
+def test_the_agents_scan_with_and_without_kube_proxy_reads_as_the_contract_says(
+        served, tmp_path, daemon_set, status, words):
+    """The agent against an API server with and without kube-proxy, its
+    scan posted to the served app: kube-proxy-skew as the amendment says."""
+    api = KubeApi([node(f"n{i}") for i in range(3)], daemon_set)
+    try:
+        env = {"KUBECONFIG": str(kubeconfig(tmp_path / "kubeconfig", api.url)),
+               "HOME": str(tmp_path), "INVENTORY_URL": f"http://127.0.0.1:{served.port}",
+               "INVENTORY_TOKEN": TOKEN, "INVENTORY_CLUSTER": "payments"}
+        run = subprocess.run([sys.executable, "-m", "inventory.agent"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=120)
+    finally:
+        api.close()
+    assert (run.returncode, run.stderr) == (0, ""), run.stderr
+    check = _kube_proxy_check(served)
+    assert check["status"] == status and words in check["summary"], check

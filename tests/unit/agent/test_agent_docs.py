@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from inventory.agent.cli import main
-from tests.support.kube_api import KubeApi, daemonset, kubeconfig, node
+from tests.support.kube_api import KubeApi, daemonset, kubeconfig, node, static_pod
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 PAGE = (ROOT / "docs" / "agent.md").read_text()
@@ -33,16 +33,23 @@ def _one(kind):
 
 @pytest.fixture(scope="module")
 def agent_run(tmp_path_factory):
-    """A dry run against a local API server: the requests it made, and the scan."""
-    api = KubeApi([node(f"n{i}") for i in range(3)], daemonset())
-    try:
-        config = kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig", api.url)
-        out, err = io.StringIO(), io.StringIO()
-        assert main(["--dry-run", "--page-size", "2"], {"KUBECONFIG": str(config)}, out, err) == 0, \
-            err.getvalue()
-        return api.requests, json.loads(out.getvalue())
-    finally:
-        api.close()
+    """Dry runs against a local API server, one with a kube-proxy DaemonSet
+    and one with kube-proxy's static pods instead: the requests they made,
+    and the first's scan."""
+    requests, scans = [], []
+    for daemon_set, pods in ((daemonset(), []), (None, [static_pod("n0")])):
+        api = KubeApi([node(f"n{i}") for i in range(3)], daemon_set)
+        api.static_pods = pods
+        try:
+            config = kubeconfig(tmp_path_factory.mktemp("kube") / "kubeconfig", api.url)
+            out, err = io.StringIO(), io.StringIO()
+            assert main(["--dry-run", "--page-size", "2"], {"KUBECONFIG": str(config)}, out,
+                        err) == 0, err.getvalue()
+            requests += api.requests
+            scans.append(json.loads(out.getvalue()))
+        finally:
+            api.close()
+    return requests, scans[0]
 
 
 def _needed(request):
@@ -51,6 +58,9 @@ def _needed(request):
     match = re.fullmatch(r"/api/v1/nodes", request.path)
     if match:
         return ("resource", "", "nodes", None, None, "list")
+    match = re.fullmatch(r"/api/v1/namespaces/(?P<ns>[^/]+)/(?P<res>[^/]+)", request.path)
+    if match:
+        return ("resource", "", match["res"], match["ns"], None, "list")
     match = re.fullmatch(r"/apis/(?P<group>[^/]+)/[^/]+/namespaces/(?P<ns>[^/]+)/(?P<res>[^/]+)/"
                          r"(?P<name>[^/]+)", request.path)
     if match:
@@ -155,3 +165,18 @@ def test_the_exit_codes_the_page_gives_are_the_agents():
     assert table["3"] == failures.ClusterError.kind
     assert table["4"] == failures.InventoryError.kind
     assert table["1"] == failures.Failure.kind and failures.INTERNAL == 1
+
+
+def test_the_agents_bounds_fit_the_cronjobs_limits_and_the_page_says_them():
+    """The deadline of each try fits the Job's (with its retries), and the
+    peak memory the caps keep to is under the container's limit."""
+    from inventory.agent import bounds
+
+    job = _one("CronJob")["spec"]["jobTemplate"]["spec"]
+    tries = job["backoffLimit"] + 1
+    assert bounds.DEFAULT_DEADLINE * tries < job["activeDeadlineSeconds"]
+    [container] = job["template"]["spec"]["containers"]
+    limit = container["resources"]["limits"]["memory"]
+    assert limit.endswith("Mi") and bounds.MAX_RSS_MIB < int(limit[:-2])
+    assert f"{bounds.DEFAULT_DEADLINE:g} s" in PAGE and f"{bounds.MAX_RSS_MIB} MiB" in PAGE
+    assert f"{bounds.MAX_ANSWER_BYTES >> 20} MiB" in PAGE

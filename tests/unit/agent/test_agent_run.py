@@ -21,6 +21,7 @@ from tests.support.kube_api import (
     kubeconfig,
     node,
     send,
+    stream,
 )
 from tests.support.served import ROOT, free_port
 
@@ -36,6 +37,7 @@ class Inventory(LoopbackServer):
         self.posts = []
         self.answers = []  # (status, headers, body) to answer next, in order
         self.delay = 0.0
+        self.stream = None  # (status, content type, bytes made as sent): a hostile answer
         inventory = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -46,6 +48,9 @@ class Inventory(LoopbackServer):
                 inventory.posts.append((self.path, {k.lower(): v for k, v in self.headers.items()},
                                         json.loads(body)))
                 time.sleep(inventory.delay)
+                if inventory.stream is not None:
+                    stream(self, *inventory.stream)
+                    return
                 status, headers, answer = (inventory.answers.pop(0) if inventory.answers else
                                            (201, {}, {"id": SCAN_ID, "scanned_on": 1}))
                 send(self, status, {"Content-Type": "application/json", **headers},
@@ -209,10 +214,11 @@ def test_metrics_larger_than_a_read_are_read_line_by_line_across_reads(env, kube
     assert json.loads(out)["deprecated_api_requests"] == small and len(small) == 4
 
 
-def test_without_a_kube_proxy_daemonset_no_kube_proxy_version_is_reported(env, kube, inventory):
-    kube.daemon_set = None  # kube-proxy replaced (Cilium), or static pods (GKE)
+def test_without_a_kube_proxy_daemonset_or_static_pods_none_is_found(env, kube, inventory):
+    kube.daemon_set = None  # kube-proxy replaced (Cilium, GKE Dataplane V2)
     assert agent(env)[0] == 0
-    assert inventory.posts[0][2]["nodes"]["kube_proxy_versions"] == {}
+    nodes = inventory.posts[0][2]["nodes"]
+    assert nodes["kube_proxy_versions"] == {} and nodes["kube_proxy_found"] is False
 
 
 def test_dry_run_prints_the_scan_as_json_and_posts_nothing(env, kube, inventory):

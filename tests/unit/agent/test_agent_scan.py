@@ -7,10 +7,16 @@ import re
 
 import pytest
 
-from inventory.agent import scan
-from inventory.agent.cluster import NodeInfo
+from inventory.agent import bounds, scan
 from inventory.agent.failures import ClusterError
-from inventory.agent.scan import deprecated_api_requests, image_tag, kube_proxy_versions, nodes_part
+from inventory.agent.scan import (
+    deprecated_api_requests,
+    image_tag,
+    kube_proxy_of_daemonset,
+    kube_proxy_of_pods,
+    kube_proxy_versions,
+    nodes_part,
+)
 from tests.support.kube_api import daemonset
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -57,8 +63,8 @@ def test_no_kube_proxy_version_when_the_daemonset_does_not_say_one(found):
 
 
 def test_the_nodes_tallies_count_each_value_and_skip_what_a_node_leaves_empty():
-    infos = [NodeInfo("v1.30.1", "containerd://1.7.2", "Ubuntu 22.04.4 LTS"),
-             NodeInfo("v1.30.1", "", "Ubuntu 22.04.4 LTS"), NodeInfo("", "cri-o://1.30.1", "")]
+    infos = [("v1.30.1", "containerd://1.7.2", "Ubuntu 22.04.4 LTS"),
+             ("v1.30.1", "", "Ubuntu 22.04.4 LTS"), ("", "cri-o://1.30.1", "")]
     assert nodes_part(infos, None) == {
         "count": 3, "kubelet_versions": {"v1.30.1": 2}, "kube_proxy_versions": {},
         "container_runtimes": {"containerd://1.7.2": 1, "cri-o://1.30.1": 1},
@@ -66,8 +72,8 @@ def test_the_nodes_tallies_count_each_value_and_skip_what_a_node_leaves_empty():
 
 
 def test_past_the_inventorys_bounds_the_most_common_values_are_kept():
-    infos = ([NodeInfo("v1.30.1", "containerd://1.7.2", "Ubuntu")] * 3
-             + [NodeInfo(f"v1.30.1-custom.{i}", "", "x" * (scan.MAX_NODE_VALUE + 1))
+    infos = ([("v1.30.1", "containerd://1.7.2", "Ubuntu")] * 3
+             + [(f"v1.30.1-custom.{i}", "", "x" * (scan.MAX_NODE_VALUE + 1))
                 for i in range(scan.MAX_NODE_VALUES + 20)])
     nodes = nodes_part(infos, None)
     assert nodes["count"] == len(infos)
@@ -123,6 +129,72 @@ def test_requests_of_other_apis_and_lookalike_families_are_not_counted():
     assert deprecated_api_requests(text) == [
         {"group": "batch", "version": "v1beta1", "resource": "cronjobs", "subresource": "",
          "removed_release": "1.25", "requests": 6}]
+
+
+def _kube_proxy(image="registry.k8s.io/kube-proxy:v1.31.2", updated=3, desired=3):
+    return {"containers": [{"name": "kube-proxy", "image": image}],
+            "updatedNumberScheduled": updated, "desiredNumberScheduled": desired}
+
+
+def test_a_daemonset_scheduled_on_no_node_runs_no_kube_proxy():
+    """kube-proxy turned off by a node selector that matches nothing (as
+    when Cilium replaces it): not a version, and not `{}` (unreadable)."""
+    assert kube_proxy_of_daemonset(_kube_proxy(updated=0, desired=0)) is None
+    assert kube_proxy_of_daemonset(_kube_proxy(updated=0, desired=3)) == {}
+    assert kube_proxy_of_daemonset(_kube_proxy()) == {"v1.31.2": 3}
+
+
+def test_static_kube_proxy_pods_count_one_node_each_and_none_means_none_runs():
+    def pod(image, phase="Running"):
+        return {"containers": [{"name": "kube-proxy", "image": image}], "phase": phase}
+    pods = [pod("gke.gcr.io/kube-proxy-amd64:v1.30.5-gke.1014001")] * 3 + [
+        pod("gke.gcr.io/kube-proxy-amd64:v1.29.8-gke.1"), pod("x@sha256:" + "c" * 64),
+        pod("gke.gcr.io/kube-proxy-amd64:v1.28.0", phase="Failed")]
+    assert kube_proxy_of_pods(pods) == (True, {"v1.30.5-gke.1014001": 3, "v1.29.8-gke.1": 1})
+    assert kube_proxy_of_pods([]) == (False, {})
+    assert kube_proxy_of_pods([pod("a:v1.30.0", phase="Succeeded")]) == (False, {})
+
+
+def test_the_nodes_part_says_kube_proxy_found_false_only_when_none_runs():
+    none = nodes_part([("v1.30.1", "", "")], (False, {}))
+    assert none["kube_proxy_found"] is False and none["kube_proxy_versions"] == {}
+    found = nodes_part([("v1.30.1", "", "")], (True, {"v1.30.1": 1}))
+    assert "kube_proxy_found" not in found and found["kube_proxy_versions"] == {"v1.30.1": 1}
+
+
+def test_past_the_distinct_values_bound_new_values_are_counted_in_count_only(monkeypatch):
+    monkeypatch.setattr(bounds, "MAX_DISTINCT_VALUES", 5)
+    nodes = nodes_part([(f"v1.30.{i}", "", "") for i in range(8)] + [("v1.30.0", "", "")],
+                       (True, {}))
+    assert nodes["count"] == 9
+    assert nodes["kubelet_versions"] == {"v1.30.0": 2, **{f"v1.30.{i}": 1 for i in range(1, 5)}}
+
+
+@pytest.mark.parametrize("value", ["NaN", "+Inf", "-1", "1e300"])
+def test_a_sample_that_is_not_a_count_is_a_cluster_failure_naming_it(value):
+    text = ('apiserver_requested_deprecated_apis{group="batch",removed_release="1.25",'
+            'resource="cronjobs",subresource="",version="v1beta1"} 1\n'
+            f'apiserver_request_total{{group="batch",resource="cronjobs",version="v1beta1"}} {value}\n')
+    with pytest.raises(ClusterError, match="apiserver_request_total of batch/v1beta1/cronjobs .* "
+                                           "not a count"):
+        deprecated_api_requests(text)
+
+
+def test_a_removed_release_that_is_not_a_release_is_a_cluster_failure():
+    text = ('apiserver_requested_deprecated_apis{group="batch",removed_release="soon",'
+            'resource="cronjobs",subresource="",version="v1beta1"} 1\n')
+    with pytest.raises(ClusterError, match="removed_release"):
+        deprecated_api_requests(text)
+
+
+def test_metrics_are_parsed_a_batch_at_a_time_with_the_same_counts(monkeypatch):
+    text = "".join(f'apiserver_request_total{{group="batch",resource="cronjobs",verb="{verb}",'
+                   f'version="v1beta1"}} 2\n' for verb in ("GET", "LIST", "WATCH") * 50)
+    text += ('apiserver_requested_deprecated_apis{group="batch",removed_release="1.25",'
+             'resource="cronjobs",subresource="",version="v1beta1"} 1\n')
+    whole = deprecated_api_requests(text)
+    monkeypatch.setattr(scan, "METRICS_BATCH", 200)  # a few lines a batch
+    assert deprecated_api_requests(text) == whole and whole[0]["requests"] == 300
 
 
 def test_a_broken_exposition_is_a_cluster_failure():

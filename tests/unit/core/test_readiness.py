@@ -92,6 +92,39 @@ def test_kube_proxy_skew_follows_the_same_rule():
     assert check(readiness.assess("1.31.2", observations), "kubelet-skew")["status"] == "unknown"
 
 
+def test_kube_proxy_found_to_run_nowhere_passes_and_says_so():
+    assessed = readiness.assess("1.31.2", {"kube_proxy_versions": part(readiness.NO_KUBE_PROXY,
+                                                                      scan="k8scs_none")})
+    found = check(assessed, "kube-proxy-skew")
+    assert found["status"] == "passing" and found["details"] == []
+    assert found["summary"].startswith("No kube-proxy runs in the cluster (scan k8scs_none")
+    assert "1.32" in found["summary"]
+
+
+def test_skew_reported_without_a_readable_version_is_unknown_without_asking_for_a_run():
+    for part_name, check_id in (("kube_proxy_versions", "kube-proxy-skew"),
+                                ("kubelet_versions", "kubelet-skew")):
+        found = check(readiness.assess("1.31.2", {part_name: part([], scan="k8scs_e")}), check_id)
+        assert found["status"] == "unknown"
+        assert "k8scs_e" in found["summary"] and "No scan has reported" not in found["summary"]
+    never = check(readiness.assess("1.31.2", {}), "kube-proxy-skew")
+    assert never["status"] == "unknown" and "No scan has reported" in never["summary"]
+
+
+def test_a_scan_that_found_no_kube_proxy_keeps_none_and_one_that_did_not_say_keeps_its_map():
+    none = readiness.merged({}, scan(100, "k8scs_1", nodes={"count": 2, "kube_proxy_found": False,
+                                                           "kube_proxy_versions": {}}))
+    assert none["kube_proxy_versions"]["value"] is readiness.NO_KUBE_PROXY
+    unsaid = readiness.merged({}, scan(100, "k8scs_1", nodes={"count": 2,
+                                                             "kube_proxy_versions": {}}))
+    assert unsaid["kube_proxy_versions"]["value"] == []
+    found = readiness.merged({}, scan(100, "k8scs_1", nodes={
+        "count": 2, "kube_proxy_found": True, "kube_proxy_versions": {"v1.30.1": 2}}))
+    assert found["kube_proxy_versions"]["value"] == [{"value": "v1.30.1", "count": 2}]
+    # none found, then found: not the same values, so readiness is worked out again
+    assert not readiness.same_values(none, found) and not readiness.same_values(none, unsaid)
+
+
 def api(removed, requests=3, resource="flowschemas"):
     return {"group": "flowcontrol.apiserver.k8s.io", "version": "v1beta3", "resource": resource,
             "subresource": "", "removed_release": removed, "requests": requests}
