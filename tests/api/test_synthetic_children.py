@@ -252,8 +252,13 @@ def test_a_child_is_seen_only_in_its_parents_organization(app, client, inventory
     assert [w["name"] for w in insider.get(base).get_json()["results"]] == [f"ws-{parent_name}"]
     assert insider.get(f"{base}/ws-{parent_name}").status_code == 200
     for answer in (outsider.get(base), outsider.get(f"{base}/ws-{parent_name}"),
-                   outsider.post(base, json={"name": f"wz-{parent_name}"})):
+                   outsider.post(base, json={"name": f"wz-{parent_name}"}),
+                   outsider.patch(f"{base}/ws-{parent_name}", json={"title": "theirs"}),
+                   outsider.delete(f"{base}/ws-{parent_name}")):
         assert answer.status_code == 404
+    assert insider.get(f"{base}/ws-{parent_name}").get_json()["title"] == ""
+    assert insider.patch(f"{base}/ws-{parent_name}", json={"title": "ours"}).status_code == 200
+    assert insider.delete(f"{base}/ws-{parent_name}").status_code == 204
 
 
 @pytest.mark.parametrize("parent_name", PARENTS)
