@@ -36,7 +36,10 @@ class EventSchema(BodySchema):
         "pattern": EVENT_ID_RE.pattern})
     type = fields.String(required=True, metadata={"enum": EVENT_TYPES})
     occurred_on = fields.String(required=True, metadata={
-        "format": "date-time", "description": "When the change was made (RFC 3339, UTC)."})
+        "format": "date-time", "description": "When the change took its place in the feed, "
+        "right after it was made (RFC 3339, UTC): one process's times never go back along "
+        "the feed's order; between processes, by at most their clocks' difference and about "
+        "a millisecond."})
     actor = fields.String(required=True, metadata={
         "description": "The name of the caller who made the change, as in `last_modified_by`."})
     organization = fields.String(metadata={

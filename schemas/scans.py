@@ -1,4 +1,6 @@
 """A scan of a cluster, and what it observed (docs/fleet.md, "Upgrade readiness")."""
+import time
+
 from marshmallow import Schema, ValidationError, fields, validate
 
 from inventory.core.versions import MAX_VERSION_LENGTH, VERSION_RE
@@ -6,6 +8,11 @@ from schemas.common import BodySchema, envelope, request_schema
 from schemas.fields import DumpedAsIs, JsonBoolean, Text, WholeNumber
 
 MAX_SCANNED_ON = 253402300799  # 9999-12-31T23:59:59Z
+# How far ahead of the service's clock a scan's `scanned_on` may be (422
+# past it): an agent's clock may run a little fast, but a scan far in the
+# future would stay its cluster's newest, and no real scan after it would
+# change what the cluster observed or its readiness.
+SCANNED_ON_AHEAD_SECONDS = 5 * 60
 # What one scan may carry (422 past it); the body as a whole is bounded by
 # MAX_SCAN_BODY_BYTES (inventory.core.caps, 413 past it).
 MAX_NODES = 1_000_000  # `nodes.count`, and each map's node counts
@@ -125,6 +132,15 @@ def _at_most(limit, what):
     return check
 
 
+def _not_far_ahead(scanned_on):
+    ahead = scanned_on - int(time.time())
+    if ahead > SCANNED_ON_AHEAD_SECONDS:
+        raise ValidationError(
+            f"{ahead} seconds ahead of the service's clock; at most "
+            f"{SCANNED_ON_AHEAD_SECONDS // 60} minutes ahead are taken. Check the clock of "
+            "what made the scan.")
+
+
 class KubeClusterScanSchema(BodySchema):
     """One scan of a cluster."""
 
@@ -134,9 +150,10 @@ class KubeClusterScanSchema(BodySchema):
     cluster = fields.String(dump_only=True, required=True,
                             metadata={"description": "The scanned cluster's `k8scl_` id."})
     scanned_on = WholeNumber(
-        required=True, validate=validate.Range(min=0, max=MAX_SCANNED_ON),
+        required=True, validate=(validate.Range(min=0, max=MAX_SCANNED_ON), _not_far_ahead),
         metadata={"description": "Time of the scan in seconds since the Unix epoch (UTC); "
-                  "when recording a scan, now if omitted."})
+                  "when recording a scan, now if omitted, and at most "
+                  f"{SCANNED_ON_AHEAD_SECONDS // 60} minutes ahead of the service's clock."})
     # What it observed: the store answers it fresh (parsed from the text it
     # stored) and in these shapes, as the body was loaded: dumped as it is.
     agent = fields.Nested(ScanAgentSchema, required=True, allow_none=True, metadata={

@@ -70,7 +70,8 @@ def rows():
          "inventory/core/ids.py"),
         ("A cluster's `version`", f"{versions.MAX_VERSION_LENGTH} characters",
          "inventory/core/versions.py"),
-        ("A scan's `scanned_on`", f"0 to {n(scans.MAX_SCANNED_ON)} (9999-12-31T23:59:59Z)",
+        ("A scan's `scanned_on`", f"0 to {n(scans.MAX_SCANNED_ON)} (9999-12-31T23:59:59Z), and "
+         f"at most {scans.SCANNED_ON_AHEAD_SECONDS // 60} minutes ahead of the service's clock",
          "schemas/scans.py"),
         ("A cluster's `endpoint`", f"{n(clusters.MAX_ENDPOINT)} characters",
          "schemas/clusters.py"),

@@ -20,9 +20,9 @@ then closes the connection without the chunked body's last chunk, so no
 client can take what it got for the whole file.
 
 The design, and why: docs/design/csv.md"""
-import csv
 import io
 import logging
+import re
 from dataclasses import replace
 
 import orjson
@@ -40,8 +40,21 @@ CSV = "text/csv"
 JSON = "application/json"
 PAGE = 100  # records read at once: the JSON lists' largest page
 # A cell a spreadsheet would read as a formula (OWASP, CSV injection) starts
-# with one of these; it is written after a `'`, which spreadsheets show as text.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# with one of these (full-width forms too, which some spreadsheets take for
+# the ASCII ones); it is written after a `'`, which spreadsheets show as text.
+FORMULA_STARTS = frozenset("=+-@\t\r\n\uff1d\uff0b\uff0d\uff20")
+# A spreadsheet that splits on another separator than the comma (`;` where
+# the decimal mark is a comma; tab, pipe) reads quotes only at the start of
+# what it takes for a cell: in `x,"a;=cmd"` it takes `=cmd"` for a cell of
+# its own, and after a line break it starts a row. So a formula's start
+# right after one of these inside a cell (past any quotes and spaces) is
+# written after a `'` too.
+_FORMULA_AFTER_SPLIT = re.compile('([;\t|\r\n][" ]*)([=+\\-@\uff1d\uff0b\uff0d\uff20])')
+# A cell holding a separator that a spreadsheet may split on (the comma; by
+# its locale a `;`; by its import's choice a tab or pipe), a quote or a line
+# break is quoted (RFC 4180, its quotes doubled): read from its start with
+# any of them for the separator, it stays one cell.
+_QUOTED = re.compile('[,;\t|"\r\n]')
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +73,21 @@ def wants_csv(args, offered=(JSON,)):
 
 
 def neutralised(text):
-    """`text` as a cell no spreadsheet takes for a formula."""
-    return f"'{text}" if text[:1] in FORMULA_STARTS and text else text
+    """`text` as a cell no spreadsheet takes for a formula, whatever
+    separator it splits rows on."""
+    if not text:
+        return text
+    if _FORMULA_AFTER_SPLIT.search(text) is not None:  # rare: a search costs a tenth of a sub
+        text = _FORMULA_AFTER_SPLIT.sub(r"\1'\2", text)
+    return f"'{text}" if text[0] in FORMULA_STARTS else text
+
+
+def line(cells):
+    """One CSV record of `cells` (text), CRLF-ended: a cell is quoted when
+    it holds a separator of any locale, a quote or a line break (_QUOTED),
+    its quotes doubled."""
+    return ",".join(f'"{text.replace(chr(34), chr(34) * 2)}"' if _QUOTED.search(text) else text
+                    for text in cells) + "\r\n"
 
 
 def cell(value):
@@ -218,9 +244,7 @@ def csv_response(fetch, page_request, columns, filename, filter_text=None):
 
 def _rows(fetch, first, sheet, turns, extend):
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow([neutralised(name) for name in sheet.header()])
-    yield buffer.getvalue().encode()
+    yield line([neutralised(name) for name in sheet.header()]).encode()
     written, after = 0, first.after
     while True:
         buffer.seek(0)
@@ -230,8 +254,8 @@ def _rows(fetch, first, sheet, turns, extend):
             written += len(page.records)
             if written > MAX_CSV_ROWS:
                 raise ExportBroken(f"the match grew past {MAX_CSV_ROWS:,} records")
-            writer.writerows([cell(value) for value in sheet.row(record)]
-                             for record in page.records)
+            for record in page.records:
+                buffer.write(line([cell(value) for value in sheet.row(record)]))
         except Exception as error:  # the store failed, or the match changed under the header
             log.warning("CSV export broken off after %d records: %s", written, error)
             if isinstance(error, ExportBroken):

@@ -22,7 +22,8 @@ calls a written-out view ran, no layer more.
 A resource addressed under its parent (`spec.nested`, as scans are under
 their cluster) is found through it: the parent's record first (404 if the
 caller cannot see it), then the child among the parent's
-(`list_under`, `get_under`, `create_under` of its store)."""
+(`list_under`, `get_under`, `create_under` of its store; `update` and
+`delete` with `under=`): a child is never found under another parent."""
 from functools import partial
 
 from flask import url_for
@@ -89,6 +90,19 @@ class ResourceViews:
                                  f"{operation_id}'s arguments (named after {self.name!r})")
             method = self.blp.arguments(schema, **options)(method)
         return method
+
+    def _found(self, path):
+        """(the resource's store, where its record at `path` is sought): in
+        the caller's scope; or for a nested child, under its parent, read
+        first in that scope (404 if the caller cannot see it), and among
+        that parent's children only."""
+        store = get_store()
+        child = getattr(store, self.spec.name)
+        if self.parent is None:
+            return child, {"scope": current_scope()}
+        parent = getattr(store, self.parent.name).get_doc(
+            path[self.parent.path_key.name], current_scope(), shown=True)
+        return child, {"under": child.parent_value(parent)}
 
     def listing(self, **declared):
         """GET on the collection: a page of records (`filter`, `order_by`,
@@ -214,25 +228,21 @@ class ResourceViews:
     def updating(self, *, checked=None, **declared):
         """PATCH on one record: a JSON merge patch (no body: nothing
         changes); with `if_match`, only at one of If-Match's ETags."""
-        name, key = self.spec.name, self.spec.path_key.name
+        key = self.spec.path_key.name
         declared = {"operation_id": f"update{self.name}", "role": self.writer,
                     "if_match": self.etags, "etag": self.etags,
                     "errors": (404, 409, 412, 422) if self.etags else (404, 422), **declared}
         etag, conditional = declared["etag"], declared["if_match"]
+        found = self._found
 
         def declare(stub):
-            if conditional:
-                def patch(view, changes, **path):
-                    record = getattr(get_store(), name).update(
-                        path[key], checked(changes) if checked else changes,
-                        current_principal().name, scope=current_scope(), revisions=if_match())
-                    return with_etag(record) if etag else record
-            else:
-                def patch(view, changes, **path):
-                    record = getattr(get_store(), name).update(
-                        path[key], checked(changes) if checked else changes,
-                        current_principal().name, scope=current_scope())
-                    return with_etag(record) if etag else record
+            def patch(view, changes, **path):
+                store, where = found(path)
+                record = store.update(
+                    path[key], checked(changes) if checked else changes,
+                    current_principal().name, revisions=if_match() if conditional else None,
+                    **where)
+                return with_etag(record) if etag else record
             return self._declare(stub, patch, declared, (200, self.schema),
                                  (self.patch_schema, {"required": False}))
         return declare
@@ -247,25 +257,26 @@ class ResourceViews:
         (else 409) when its children refuse an unforced delete, as their
         specs declare (`force=` overrides; tests/unit/http/test_operations.py
         checks it); with `if_match`, only at one of If-Match's ETags."""
-        name, key = self.spec.name, self.spec.path_key.name
+        key = self.spec.path_key.name
         forced = self.children_refuse(self.spec) if force is None else force
         declared = {"operation_id": f"delete{self.name}", "role": self.writer,
                     "if_match": self.etags,
                     "errors": tuple(sorted({404, 422} | ({409} if forced else set())
                                            | ({412} if self.etags else set()))), **declared}
         conditional = declared["if_match"]
+        found = self._found
 
         def declare(stub):
             if forced:
                 def delete(view, args, **path):
-                    getattr(get_store(), name).delete(
-                        path[key], force=args["force"], scope=current_scope(),
-                        revisions=if_match() if conditional else None)
+                    store, where = found(path)
+                    store.delete(path[key], force=args["force"],
+                                 revisions=if_match() if conditional else None, **where)
                 return self._declare(stub, delete, declared, (204,),
                                      (DeleteArgsSchema, {"location": "query"}))
 
             def delete(view, **path):
-                getattr(get_store(), name).delete(path[key], scope=current_scope(),
-                                                  revisions=if_match() if conditional else None)
+                store, where = found(path)
+                store.delete(path[key], revisions=if_match() if conditional else None, **where)
             return self._declare(stub, delete, declared, (204,))
         return declare

@@ -152,6 +152,11 @@ class ResourceStore:
 
     def __init__(self, db):
         self.collection = db[self.collection_name]
+        # a nested child addressed by its key: unique among its parent's
+        # children only, so its stored `_id` holds its parent's too (child_id)
+        # and the key is a field of its own
+        self.keyed_under_parent = bool(self.spec is not None and self.spec.nested
+                                       and self.address_field == self.key_field)
         self.filter_compiler = FilterCompiler(self.filter_fields, self.stored_name,
                                               self.computed_filters)
         self.stored_address = self.stored_name(self.address_field)
@@ -230,7 +235,15 @@ class ResourceStore:
         return record
 
     def stored_name(self, field):
-        return "_id" if field == self.key_field else field
+        return "_id" if field == self.key_field and not self.keyed_under_parent else field
+
+    @staticmethod
+    def child_id(under, key):
+        """The stored `_id` of a nested child's record at `key` under the
+        parent that `under` (its `parent_value`) names: two parents may each
+        have a child of that key, and the `_id` index keeps it unique within
+        one (for ordering by key, a parent's children share the prefix)."""
+        return f"{under}/{key}"
 
     # -- orderings ----------------------------------------------------------
     # Each declared ordering (inventory.core.ordering) is walked on one stored
@@ -318,10 +331,20 @@ class ResourceStore:
     def scope_filter(self, scope):
         return {self.scope_field: scope} if scope is not None else {}
 
-    def match(self, key, scope=None, live=True):
-        """The live record at `key` (or any, marked too), if the scope reaches it."""
+    def match(self, key, scope=None, live=True, under=None):
+        """The live record at `key` (or any, marked too), if the scope reaches
+        it; with `under` (a nested child's `parent_value`), only among that
+        parent's children."""
         # all_of, not a merged dict: a scope on `_id` must not replace the key
-        return all_of(self.key_filter(key), LIVE if live else None, self.scope_filter(scope))
+        found = self.key_filter(key) if under is None else self.key_under(under, key)
+        return all_of(found, LIVE if live else None, self.scope_filter(scope))
+
+    def key_under(self, under, key):
+        """The query that finds the record addressed by `key` among the
+        children of the parent `under` names (and under no other)."""
+        if self.keyed_under_parent:
+            return {"_id": self.child_id(under, key)}
+        return {self.stored_address: key, self.spec.parent_field: under}
 
     def identity(self, doc):
         """The query that finds this very record and no later one that takes
@@ -330,16 +353,23 @@ class ResourceStore:
 
     # -- reads ------------------------------------------------------------
 
-    def find_doc(self, key, scope=None, shown=False):
+    def find_doc(self, key, scope=None, shown=False, under=None):
         """The stored document of the live record at `key`, or None; `shown`:
-        read to be shown (`to_api`), not changed (`self.shown`)."""
-        return (self.shown if shown else self.collection).find_one(self.match(key, scope))
+        read to be shown (`to_api`), not changed (`self.shown`); `under`: of
+        a nested child, its parent's `parent_value`."""
+        return (self.shown if shown else self.collection).find_one(
+            self.match(key, scope, under=under))
 
-    def get_doc(self, key, scope=None, shown=False):
-        doc = self.find_doc(key, scope, shown)
+    def get_doc(self, key, scope=None, shown=False, under=None):
+        doc = self.find_doc(key, scope, shown, under)
         if doc is None:
-            raise NotFound(f"No {self.kind} {key!r}.")
+            raise NotFound(self._not_found(key, under))
         return doc
+
+    def _not_found(self, key, under=None):
+        if under is None:
+            return f"No {self.kind} {key!r}."
+        return f"No {self.kind} {key!r} of this {self.parent_store.kind}."
 
     def get(self, key, scope=None):
         return self.to_api(self.get_doc(key, scope, shown=True))
@@ -368,11 +398,7 @@ class ResourceStore:
 
     def get_under(self, under, key):
         """The record at `key` under one parent."""
-        doc = self.shown.find_one(all_of(self.key_filter(key),
-                                         {self.spec.parent_field: under}, LIVE))
-        if doc is None:
-            raise NotFound(f"No {self.kind} {key!r} of this {self.parent_store.kind}.")
-        return self.to_api(doc)
+        return self.to_api(self.get_doc(key, shown=True, under=under))
 
     def compile_filter(self, tree, now=None):
         return self.filter_compiler.compile(tree, now) if tree is not None else {}
@@ -392,7 +418,8 @@ class ResourceStore:
         except DuplicateKeyError:
             # says nothing of whose it is: names are unique in the whole
             # deployment, so the answer must not tell one tenant of another's
-            raise KeyInUse(f"The {self.kind} name {doc['_id']!r} is not available; "
+            key = doc[self.key_field] if self.keyed_under_parent else doc["_id"]
+            raise KeyInUse(f"The {self.kind} name {key!r} is not available; "
                            "choose another.") from None
         if publish:
             self.publish(doc["_id"], doc.get(OUTBOX))
@@ -445,9 +472,10 @@ class ResourceStore:
     immutable_fields = ()  # fields a change may repeat but not alter (the key among them)
     computed_fields = ()  # fields to_api works out when read, never stored
 
-    def update(self, key, changes, principal, scope=None, revisions=None):
+    def update(self, key, changes, principal, scope=None, revisions=None, under=None):
         """Apply a merge patch. Immutable fields must keep their value; with
-        `revisions` (If-Match), the record must be at one of them. Each round
+        `revisions` (If-Match), the record must be at one of them; `under`:
+        the record is a nested child of the parent it names. Each round
         reads the record, checks it and the merged result, and writes only if
         the record is still at the revision it read (else reads again)."""
         immutable = {f: changes[f] for f in self.immutable_fields if f in changes}
@@ -456,7 +484,7 @@ class ResourceStore:
         for field, value in changes.items():
             _merge_patch(field, value, sets, unsets)
         for _ in range(UPDATE_ATTEMPTS):
-            current = self.get_doc(key, scope)
+            current = self.get_doc(key, scope, under=under)
             if revisions is not None and current.get(REVISION) not in revisions:
                 raise StaleRevision(f"The {self.kind} has changed since that ETag; "
                                     "read it again.")
@@ -561,13 +589,15 @@ class ResourceStore:
         self.insert_under(doc, self.organizations, parent, InvalidReference(
             "organization", "The organization was deleted meanwhile.", org), org_id=org)
 
-    def delete(self, key, force=False, scope=None, revisions=None):
-        """Delete the record at `key`; with children, only when `force`d; with
-        `revisions` (If-Match), only if it is still at one of them. A record
-        marked by an interrupted delete is finished."""
-        doc = self.collection.find_one(self.match(key, scope, live=False), _CASCADED)
+    def delete(self, key, force=False, scope=None, revisions=None, under=None):
+        """Delete the record at `key` (`under`: a nested child of the parent
+        it names); with children, only when `force`d; with `revisions`
+        (If-Match), only if it is still at one of them. A record marked by
+        an interrupted delete is finished."""
+        doc = self.collection.find_one(self.match(key, scope, live=False, under=under),
+                                       _CASCADED)
         if doc is None:
-            raise NotFound(f"No {self.kind} {key!r}.")
+            raise NotFound(self._not_found(key, under))
         if doc.get(DELETING):
             return self.finish_delete(doc, force)
         guard = {"_id": doc["_id"]}
@@ -584,7 +614,7 @@ class ResourceStore:
             if revisions is not None and current is not None:
                 raise StaleRevision(f"The {self.kind} has changed since that ETag; "
                                     "read it again.")
-            raise NotFound(f"No {self.kind} {key!r}.")
+            raise NotFound(self._not_found(key, under))
         if not force:
             try:  # a child may have been created between the check and the mark
                 self._refuse_with_children(doc)

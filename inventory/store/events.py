@@ -138,6 +138,8 @@ class EventStore:
         # Waiters sleep on their scope's condition: a commit wakes those that
         # may see its event (its organization's, and the unscoped), not all.
         self._lock = threading.RLock()
+        self._placing = threading.Lock()  # a slot and its stamp, in order (_placed)
+        self._last_stamp = ""
         self._committed = threading.Condition(self._lock)  # unscoped waiters
         self._scoped = {}  # organization: its waiters' Condition
         self._heads = {}  # organization: the newest slot of its events this process saw
@@ -170,8 +172,9 @@ class EventStore:
         # the record's maps (labels) may hold keys a document cannot (`.`):
         # stored escaped, as their records are (inventory.store.document_keys),
         # and the event says so, so that reading the others costs nothing
-        event = {"key": key, "type": f"{kind}.{action}", "occurred_on": now_rfc3339(),
-                 "actor": _actor.get(), "subject": subject}
+        # its `occurred_on` is stamped as it takes its place in the feed (append)
+        event = {"key": key, "type": f"{kind}.{action}", "actor": _actor.get(),
+                 "subject": subject}
         escaped = False
         try:  # a JSON string's keys need no escape
             event[OBJECT] = orjson.dumps(record, default=embedded).decode()
@@ -235,11 +238,12 @@ class EventStore:
 
     def append(self, event):
         """Store `event` in the feed once (its key is unique there): the slot
-        of its copy."""
+        of its copy, stamped `occurred_on` as it takes the slot (_placed)."""
         while True:
-            slot = self._take_slot()
+            slot, occurred_on = self._placed()
             try:
-                self.collection.insert_one({**event, "_id": slot, "at": stored_now()})
+                self.collection.insert_one({**event, "_id": slot, "occurred_on": occurred_on,
+                                            "at": stored_now()})
             except DuplicateKeyError:
                 published = self.collection.find_one({"key": event["key"]}, {"_id": 1})
                 if published is not None:
@@ -248,6 +252,20 @@ class EventStore:
                 continue  # a reader closed our slot while we were slow: take another
             self._announce(slot, event.get("organization"))
             return slot
+
+    def _placed(self):
+        """(a new slot, its event's `occurred_on`): the time it took its place
+        in the feed's order, never before the stamp of this process's slot
+        before it. Taken together under one lock, so that along the feed's
+        order the stamps of one process never go back: an event made before
+        another (a scan's, before the cluster update it causes) may reach the
+        feed after it, and several threads take slots at once. The slot's
+        counter is one document that every writer updates in turn anyway
+        (docs/design/events.md)."""
+        with self._placing:
+            slot = self._take_slot()
+            self._last_stamp = max(now_rfc3339(), self._last_stamp)  # fixed width: text order
+            return slot, self._last_stamp
 
     def _take_slot(self):
         # without upsert once the counter exists: a plain write by `_id`,

@@ -27,15 +27,23 @@ _RANGE_OPS = {"<": "$lt", "<=": "$lte", ">": "$gt", ">=": "$gte"}
 _INT64 = range(-2 ** 63, 2 ** 63)  # what MongoDB can store and compare as an integer
 
 
+class _OutOfRange(ValueError):
+    """An instant whose offset takes it out of the calendar in UTC."""
+
+
 def _timestamp(text):
-    """An RFC 3339 instant in the stored form (UTC, milliseconds, Z), or None."""
+    """An RFC 3339 instant in the stored form (UTC, milliseconds, Z), or
+    None; _OutOfRange when it is not in years 1 to 9999 in UTC."""
     try:
         moment = datetime.fromisoformat(text.replace("z", "Z"))
     except ValueError:
         return None
     if moment.tzinfo is None or "T" not in text.upper():
         return None
-    return rfc3339(moment)
+    try:
+        return rfc3339(moment)
+    except OverflowError:  # "0001-01-01T00:00:00+01:00" is in year 0 in UTC
+        raise _OutOfRange(text) from None
 
 
 def _successor(prefix):
@@ -165,7 +173,11 @@ class FilterCompiler:
             moment = datetime.fromisoformat(now.replace("Z", "+00:00")) if now else \
                 datetime.now(timezone.utc)
             return rfc3339(moment - back)
-        instant = _timestamp(node.value)
+        try:
+            instant = _timestamp(node.value)
+        except _OutOfRange:
+            raise filter_error(f"{node.field}: {node.value!r} is not an instant of years 1 to "
+                               "9999 in UTC", node.text, node.position) from None
         if instant is None:
             raise self._mismatch(node, 'an RFC 3339 timestamp such as "2026-11-01T00:00:00Z", '
                                        'or a time back from now such as "-PT1H" or "-P30D" '

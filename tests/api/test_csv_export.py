@@ -53,7 +53,8 @@ def flattened(record, prefix=""):
             cells[name] = ""
         elif isinstance(value, bool):
             cells[name] = "true" if value else "false"
-        elif isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        elif isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r", "\n",
+                                                      "\uff1d", "\uff0b", "\uff0d", "\uff20"):
             cells[name] = "'" + value
         else:
             cells[name] = str(value)
@@ -160,6 +161,59 @@ def test_cells_a_spreadsheet_would_run_as_formulas_are_neutralised(client, estat
     ("\tx", "'\tx"), ("\rx", "'\rx"), ("a=1", "a=1"), ("", ""), ("'x", "'x")])
 def test_neutralised(text, cell):
     assert csv_export.cell(text) == cell
+
+
+@pytest.mark.parametrize("text, cell", [
+    ("\nx", "'\nx"), ("\uff1d1+2", "'\uff1d1+2"), ("\uff0b1", "'\uff0b1"),
+    ("\uff0d1", "'\uff0d1"), ("\uff20SUM(A1)", "'\uff20SUM(A1)"),
+    # a formula's start right after a separator of another locale, or a line break
+    ("a;=cmd|' /C calc'!A0;b", "a;'=cmd|' /C calc'!A0;b"), ("a\t+1", "a\t'+1"),
+    ("a|@x", "a|'@x"), ('a;"=x', 'a;"\'=x'), ("a; -1", "a; '-1"), ("one\n=x", "one\n'=x"),
+    ("one\r\n@x", "one\r\n'@x"), ("a;\uff1dx", "a;'\uff1dx"), ("=a;=b", "'=a;'=b"),
+    # no split before it (quoted, a comma keeps the cell whole): as it is
+    ("a=1;b", "a=1;b"), ("a,=1", "a,=1"), ("x-1;y", "x-1;y")])
+def test_neutralised_in_every_locale(text, cell):
+    assert csv_export.cell(text) == cell
+
+
+@pytest.mark.parametrize("cells, text", [
+    (["a", "b"], "a,b\r\n"), (["a,b"], '"a,b"\r\n'), (["a;b", "c"], '"a;b",c\r\n'),
+    (["a\tb"], '"a\tb"\r\n'), (["a|b"], '"a|b"\r\n'), (['say "hi"'], '"say ""hi"""\r\n'),
+    (["l1\nl2"], '"l1\nl2"\r\n'), (["", "x"], ",x\r\n")])
+def test_a_cell_with_a_separator_of_any_locale_is_quoted(cells, text):
+    assert csv_export.line(cells) == text
+
+
+HOSTILE = ["a;=cmd|' /C calc'!A0;b", "\uff1dHYPERLINK(\"http://x\")", "\n=1+1",
+           'x;"=2+2', "p|@SUM(A1)", "t\t-3", "line one\r\n+4", "plain, text"]
+
+
+@pytest.mark.parametrize("separator", [",", ";", "\t", "|"])
+def test_no_spreadsheet_takes_a_cell_for_a_formula_whatever_it_splits_on(
+        client, inventory, separator):
+    """The export read as a spreadsheet of each locale or import choice reads
+    it (quotes honoured at a cell's start only): no cell starts a formula,
+    and read with the comma the hostile texts come back whole, each behind
+    its `'`s."""
+    platform = inventory.platform()["name"]
+    for number, text in enumerate(HOSTILE):
+        # a title holds no control characters; a description does
+        inventory.cluster(platform, name=f"h{number}", description=text,
+                          title="".join(c for c in text if c >= " "))
+    text = client.get("/kubeclusters?format=csv").get_data(as_text=True)
+    assert "\"a;'=cmd|' /C calc'!A0;b\"," in text  # quoted: one cell, from its start
+    table = list(csv.reader(io.StringIO(text, newline=""), delimiter=separator))
+    # OWASP's, and their full-width forms (a cell's leading tab or line break
+    # is stripped here: what follows it must not start a formula either)
+    starts = set("=+-@\uff1d\uff0b\uff0d\uff20")
+    formulas = [cell for row in table for cell in row
+                if cell.lstrip('" \t\r\n')[:1] in starts]
+    assert not formulas, formulas
+    if separator == ",":
+        _, rows = rows_of(client.get("/kubeclusters?format=csv"))
+        written = {row["name"]: row["description"] for row in rows}
+        for number, hostile in enumerate(HOSTILE):
+            assert written[f"h{number}"].replace("'", "") == hostile.replace("'", "")
 
 
 @pytest.mark.parametrize("value, cell", [(None, ""), (True, "true"), (False, "false"), (-3, "-3"),

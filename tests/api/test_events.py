@@ -9,7 +9,7 @@ import pytest
 
 from inventory.http.auth import Principal
 from inventory.store import events as feed_module
-from tests.conftest import REAL_MONGO, assert_problem, client_with
+from tests.conftest import ADMIN_TOKEN, REAL_MONGO, assert_problem, client_with, walk
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
 
@@ -198,6 +198,51 @@ def test_the_last_hour_is_one_request(client, inventory, store):
     inventory.org(title="New")
     recent = feed(client, filter='occurred_on>="-PT1H"', order_by="occurred_on desc")
     assert [event["object"]["title"] for event in recent] == ["New"]
+
+
+def test_one_process_events_times_never_go_back_along_the_feed(app, client, inventory):
+    """Writes of every kind at once from several threads of this process,
+    round after round: scans (whose event is made before the cluster update
+    they cause, and reaches the feed after it), cluster and platform
+    changes, creates and deletes. Along the feed's order, oldest first and
+    newest first, `occurred_on` never goes back."""
+    threads, rounds = 4, 25
+    platform = inventory.platform()["name"]
+    clusters = [inventory.cluster(platform=platform)["name"] for _ in range(threads)]
+    failures = []
+
+    def write(index):
+        own = client_with(app, ADMIN_TOKEN)
+        cluster = clusters[index]
+        try:
+            for round_ in range(rounds):
+                for method, path, body in (
+                        ("post", f"/kubeclusters/{cluster}/scans", {}),
+                        ("patch", f"/kubeclusters/{cluster}", {"labels": {"round": str(round_)}}),
+                        ("post", f"/kubeclusters/{cluster}/scans", {}),
+                        ("patch", f"/kubeplatforms/{platform}", {"title": f"{index}-{round_}"}),
+                        ("post", "/organizations", {"title": f"T{index}-{round_}"})):
+                    answer = getattr(own, method)(path, json=body)
+                    assert answer.status_code in (200, 201), answer.get_json()
+        except AssertionError as failure:
+            failures.append(failure)
+    workers = [threading.Thread(target=write, args=(i,)) for i in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert not failures, failures[0]
+    oldest_first, _ = walk(client, "/events", limit=100)
+    kinds = {event["type"] for event in oldest_first}
+    assert {"kubeclusterscan.created", "kubecluster.updated", "kubeplatform.updated",
+            "organization.created"} <= kinds
+    assert len(oldest_first) >= threads * rounds * 5
+    times = [event["occurred_on"] for event in oldest_first]
+    back = [(a["id"], a["type"], a["occurred_on"], b["id"], b["type"], b["occurred_on"])
+            for a, b in zip(oldest_first, oldest_first[1:]) if b["occurred_on"] < a["occurred_on"]]
+    assert not back, f"{len(back)} of {len(times)} go back: {back[:3]}"
+    newest_first, _ = walk(client, "/events", limit=100, order_by="occurred_on desc")
+    assert [event["id"] for event in newest_first] == [e["id"] for e in oldest_first][::-1]
 
 
 @pytest.mark.parametrize("params, location", [

@@ -49,8 +49,11 @@ def _declared(parent_name):
 
         def create_under(self, parent_key, body, principal, scope=None):
             found = self.parent_store.get_doc(parent_key, scope)
-            doc = {"_id": body["name"], "title": body.get("title", ""),
-                   "parent": self.parent_value(found),
+            under = self.parent_value(found)
+            # a gizmo's name is unique among its parent's only
+            doc = {"_id": self.child_id(under, body["name"]), "name": body["name"],
+                   "title": body.get("title", ""),
+                   "parent": under,
                    "organization": self.parent_store.owner(found), **self.audit_new(principal)}
             self.insert_under(doc, self.parent_store, found, NotFound("Its parent went away."))
             return self.to_api(doc)
@@ -158,6 +161,49 @@ def test_a_child_is_made_read_changed_listed_and_deleted_under_its_parent(
 
 
 @pytest.mark.parametrize("parent_name", PARENTS)
+def test_a_childs_key_is_its_own_under_each_parent_and_found_under_no_other(
+        client, inventory, store, parent_name):
+    """The same child key under two parents: two records, each read, changed
+    and deleted under its own parent only; under the other one, or a parent
+    without it, the child is not there (404), and nothing changes."""
+    first, second, bare = (_parent(inventory, parent_name)[0] for _ in range(3))
+    bases = {key: f"{_parent_path(parent_name, key)}/gizmos" for key in (first, second, bare)}
+    for key, title in ((first, "first"), (second, "second")):
+        made = client.post(bases[key], json={"name": "wsame", "title": title})
+        assert made.status_code == 201, made.get_json()
+    assert client.post(bases[first], json={"name": "wsame"}).status_code == 409
+    assert client.post(bases[first], json={"name": "wonly"}).status_code == 201
+
+    def title(key):
+        return client.get(f"{bases[key]}/wsame").get_json()["title"]
+    assert (title(first), title(second)) == ("first", "second")
+    for wrong in (f"{bases[bare]}/wsame", f"{bases[second]}/wonly"):
+        assert client.get(wrong).status_code == 404
+        assert client.patch(wrong, json={"title": "x"}).status_code == 404
+        assert client.delete(wrong).status_code == 404
+    assert client.get(f"{bases[first]}/wonly").get_json()["title"] == ""
+
+    changed = client.patch(f"{bases[second]}/wsame", json={"title": "changed"})
+    assert changed.status_code == 200 and changed.get_json()["title"] == "changed"
+    assert (title(first), title(second)) == ("first", "changed")
+    read = client.get(f"{bases[first]}/wsame")
+    stale = client.patch(f"{bases[second]}/wsame", json={"title": "y"},
+                         headers={"If-Match": read.headers["ETag"]})
+    assert stale.status_code == 412  # the first's ETag is not the second's
+    assert client.delete(f"{bases[first]}/wsame").status_code == 204
+    assert client.get(f"{bases[first]}/wsame").status_code == 404
+    assert title(second) == "changed"
+    assert client.delete(f"{bases[first]}/wsame").status_code == 404
+    assert [w["name"] for w in client.get(bases[second]).get_json()["results"]] == ["wsame"]
+    assert client.get(bases[second], query_string={"filter": 'name = "wsame"'}
+                      ).get_json()["results"][0]["title"] == "changed"
+    spec = DECLARED[parent_name][0]
+    subjects = {event["subject"] for event in store.events.collection.find(
+        {"type": {"$in": [f"{spec.event_kind}.updated", f"{spec.event_kind}.deleted"]}})}
+    assert subjects == {f"{bases[second]}/wsame", f"{bases[first]}/wsame"}
+
+
+@pytest.mark.parametrize("parent_name", PARENTS)
 def test_a_childs_events_name_it_under_its_parent(client, inventory, store, parent_name):
     key, _ = _parent(inventory, parent_name)
     base = f"{_parent_path(parent_name, key)}/gizmos"
@@ -206,8 +252,13 @@ def test_a_child_is_seen_only_in_its_parents_organization(app, client, inventory
     assert [w["name"] for w in insider.get(base).get_json()["results"]] == [f"ws-{parent_name}"]
     assert insider.get(f"{base}/ws-{parent_name}").status_code == 200
     for answer in (outsider.get(base), outsider.get(f"{base}/ws-{parent_name}"),
-                   outsider.post(base, json={"name": f"wz-{parent_name}"})):
+                   outsider.post(base, json={"name": f"wz-{parent_name}"}),
+                   outsider.patch(f"{base}/ws-{parent_name}", json={"title": "theirs"}),
+                   outsider.delete(f"{base}/ws-{parent_name}")):
         assert answer.status_code == 404
+    assert insider.get(f"{base}/ws-{parent_name}").get_json()["title"] == ""
+    assert insider.patch(f"{base}/ws-{parent_name}", json={"title": "ours"}).status_code == 200
+    assert insider.delete(f"{base}/ws-{parent_name}").status_code == 204
 
 
 @pytest.mark.parametrize("parent_name", PARENTS)

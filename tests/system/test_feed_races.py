@@ -153,3 +153,36 @@ def _wait_until(condition, seconds=60):
     ends = time.monotonic() + seconds
     while not condition() and time.monotonic() < ends:
         time.sleep(0.1)
+
+
+def test_one_process_times_never_go_back_along_the_feed_under_parallel_writers(served):
+    """The app served by one process, writers at once round after round:
+    scans (each event made before the cluster update it causes, published
+    after it), cluster and organization changes. Along the feed's order
+    `occurred_on` never goes back (docs/events.md)."""
+    if served.serving != "app":
+        pytest.skip("several processes stamp by their own clocks: docs/events.md says what "
+                    "holds between them")
+    org = served("POST", "/organizations", {"title": "times"}).body["id"]
+    served("POST", "/kubeplatforms", {"name": "p", "organization": org,
+                                      "control_plane": {"provider": "eks"},
+                                      "infrastructure": {"cloud": {"provider": "aws"}}})
+    for index in range(WRITERS):
+        served("POST", "/kubeclusters", {"name": f"t{index}", "platform": "p",
+                                         "environment": "e", "version": "1.30"})
+    rounds = max(ROUNDS // 4, 10)
+    for round_ in range(rounds):
+        def writer(index, round_=round_):
+            def write():
+                served("POST", f"/kubeclusters/t{index}/scans",
+                       {"server": {"git_version": f"v1.30.{round_ % 9}"}})
+                served("PATCH", f"/kubeclusters/t{index}", {"labels": {"round": str(round_)}})
+                served("PATCH", f"/organizations/{org}", {"title": f"r{round_}-w{index}"})
+            return write
+        run_together([writer(index) for index in range(WRITERS)])
+    final = _walk_all(served)
+    back = [(a["id"], a["type"], a["occurred_on"], b["id"], b["type"], b["occurred_on"])
+            for a, b in zip(final, final[1:]) if b["occurred_on"] < a["occurred_on"]]
+    print(f"\n{rounds} rounds x {WRITERS} writers: {len(final)} events, {len(back)} back in time")
+    assert len(final) >= rounds * WRITERS * 3
+    assert not back, back[:3]

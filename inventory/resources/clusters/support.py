@@ -31,7 +31,12 @@ def _day_value(node):
         if relative is not None:
             sign, weeks, days = relative.groups()
             offset = timedelta(weeks=int(weeks or 0), days=int(days or 0))
-            return today() + offset if sign == "+" else today() - offset
+            try:
+                return today() + offset if sign == "+" else today() - offset
+            except OverflowError:  # before year 1 or after 9999: no calendar's day
+                raise filter_error(f"{node.field}: {node.value!r} from today is not a day of "
+                                   "the calendar (years 1 to 9999)", node.text,
+                                   node.position) from None
         try:
             if len(node.value) == 10:
                 return date.fromisoformat(node.value)

@@ -9,8 +9,8 @@ SPEC = ResourceSpec(
                      (EVENT_ID_RE,), EVENT_ID_LENGTH, "evt_0000000000000001"),
     event_kind=None,
     # Both are the feed's order, the order ids compare in; `desc`: newest
-    # first. `occurred_on` is the contract's name for it: the times follow
-    # the feed's order but for writers whose clocks differ by a millisecond,
-    # where the feed's order decides (docs/events.md).
+    # first. `occurred_on` is the contract's name for it: one process's times
+    # never go back along the feed's order; between processes, whose clocks
+    # differ, the feed's order decides (docs/events.md).
     orderings=Orderings.of("id", "occurred_on"),
 )
