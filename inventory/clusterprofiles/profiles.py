@@ -152,12 +152,9 @@ def _upgrade_ready(readiness):
     status = readiness.get("status") or "unknown"
     target = readiness.get("target") or "the next minor"
     verdict, reason = _READINESS.get(status, ("Unknown", "ReadinessUnknown"))
-    failing = [check["id"] for check in readiness.get("checks") or []
-               if isinstance(check, dict) and check.get("status") not in ("passing", None)]
-    message = f"Upgrade readiness for {target}: {status}"
-    if failing:
-        message += f" (checks not passing: {', '.join(failing)})"
-    return _condition(UPGRADE_READY, verdict, reason, message + ".")
+    return _condition(UPGRADE_READY, verdict, reason,
+                      f"Upgrade readiness for {target}: {status} (the inventory's checks: "
+                      "GET /kubeclusters/<name>).")
 
 
 def _condition(kind, status, reason, message):

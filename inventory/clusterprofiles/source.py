@@ -5,7 +5,7 @@ line; a feed position the inventory no longer keeps is `FeedExpired`
 (410), which the syncer answers with a full resync."""
 import json
 import time
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import urllib3
 
@@ -85,15 +85,6 @@ class Inventory:
 
     def clusters(self):
         return list(self._walk("/kubeclusters"))
-
-    def cluster(self, name):
-        """The cluster, or None when it is gone (or out of the token's sight)."""
-        try:
-            return self.get(f"/kubeclusters/{quote(name, safe='')}")
-        except SourceError as error:
-            if error.status == 404:
-                return None
-            raise
 
     def providers(self):
         """Each platform's control-plane provider, by platform name."""

@@ -98,13 +98,7 @@ class Syncer:
             self.clusters.pop(record["name"], None)
             return {record["name"]}
         if kind == "kubeclusterscan.created" and len(parts) >= 2 and parts[0] == "kubeclusters":
-            # a scan moves what the cluster reads (observed, readiness): read it anew
-            cluster = self.inventory.cluster(parts[1])
-            if cluster is None:
-                self.clusters.pop(parts[1], None)
-            else:
-                self.clusters[parts[1]] = cluster
-            return {parts[1]}
+            return self._take_scan(parts[1], record)
         if kind.startswith("kubeplatform.") and record.get("name"):
             if kind == "kubeplatform.deleted":
                 self.providers.pop(record["name"], None)
@@ -114,6 +108,26 @@ class Syncer:
             return {name for name, cluster in self.clusters.items()
                     if cluster.get("platform") == record["name"]}
         return set()
+
+    def _take_scan(self, name, scan):
+        """A scan moves what its cluster observed. The inventory says so in
+        a `kubecluster.updated` event only when the version or the
+        readiness status changes; a scan that observed the same version is
+        this event alone, and it makes the cluster's `observed.scanned_on`
+        newer (so ControlPlaneHealthy's time): taken from the scan itself,
+        as the inventory takes it (its newest scan by `scanned_on` that
+        carried `server`: docs/fleet.md), with no read per scan."""
+        cluster = self.clusters.get(name)
+        version = (scan.get("server") or {}).get("git_version")
+        scanned_on = scan.get("scanned_on")
+        if cluster is None or not version or not isinstance(scanned_on, int):
+            return set()
+        observed = cluster.get("observed") or {}
+        if observed.get("scanned_on") is not None and observed["scanned_on"] > scanned_on:
+            return set()  # posted late: the cluster keeps what it holds
+        cluster["observed"] = {**observed, "version": version, "scanned_on": scanned_on,
+                               "scan": scan.get("id")}
+        return {name}
 
     def tick(self, now):
         """Write again the profiles whose newest scan grew stale since the

@@ -206,6 +206,34 @@ def test_events_apply_in_one_pass_per_page_and_pruning_spares_other_managers():
     assert manager_of(hub.profiles_by_name["theirs"]) == "ocm" and reports == []
 
 
+def test_a_scan_event_alone_moves_the_observed_time_and_a_late_one_does_not():
+    clock = Clock()
+    inventory = FakeInventory([_cluster("a", observed={"version": "v1.31.4",
+                                                       "scanned_on": NOW - 600})])
+    hub = FakeHub()
+    syncer, _, _ = _syncer(inventory, hub, clock)
+    syncer.reconcile()
+    hub.writes.clear()
+
+    def scan(scanned_on, version="v1.31.4"):
+        inventory.events.append({
+            "id": f"evt_{len(inventory.events) + 1:016x}", "type": "kubeclusterscan.created",
+            "subject": "/kubeclusters/a/scans/k8scs_x",
+            "object": {"id": "k8scs_x", "scanned_on": scanned_on,
+                       "server": {"git_version": version}}})
+
+    scan(NOW - 10)
+    syncer.follow_once()
+    assert hub.writes == [("status", "a")]
+    [observed] = [p for p in hub.profiles_by_name["a"]["status"]["properties"]
+                  if p["name"] == "cluster-inventory.io/observed-version"]
+    assert observed["lastObservedTime"] == "2027-01-15T07:59:50Z"
+    scan(NOW - 300, "v1.30.1")  # posted late: older than what the cluster holds
+    syncer.follow_once()
+    assert hub.writes == [("status", "a")]
+    assert hub.profiles_by_name["a"]["status"]["version"] == {"kubernetes": "v1.31.4"}
+
+
 def _healthy(hub, name):
     [condition] = [c for c in hub.profiles_by_name[name]["status"]["conditions"]
                    if c["type"] == "ControlPlaneHealthy"]
