@@ -342,3 +342,42 @@ def test_the_role_grants_the_profiles_of_its_namespace_and_nothing_else(hub, kub
     assert kube_apiserver.request(
         "GET", f"/api/v1/namespaces/{hub.namespace}/secrets", token=token)[0] == 403
 
+
+
+def test_refusals_from_either_side_are_one_line_and_an_exit_code_not_a_trace(org, hub,
+                                                                              kube_apiserver):
+    org.cluster("refused-" + org.id[-6:])
+    bad_inventory = hub.once("inv_not-a-live-token")
+    assert bad_inventory.returncode == 1
+    [line] = bad_inventory.stderr.splitlines()
+    assert line.startswith("inventory-clusterprofiles: GET ") and ": 401" in line
+    assert "INVENTORY_TOKEN" in line
+
+    hub.kubeconfig = kube_apiserver.kubeconfig(hub.tmp_path / "bad.kubeconfig", "not-a-token")
+    bad_hub = hub.once(org.token)
+    assert bad_hub.returncode == 1
+    [line] = bad_hub.stderr.splitlines()
+    assert line.startswith(f"inventory-clusterprofiles: list clusterprofiles in {hub.namespace}: "
+                           "401")
+    assert hub.profiles() == {}
+
+
+def test_a_follower_that_cannot_reach_the_inventory_says_so_and_keeps_trying(org, hub):
+    org.cluster("patient-" + org.id[-6:])
+    errors = hub.tmp_path / "unreachable.err"
+    with open(errors, "w") as stderr:
+        syncer = subprocess.Popen(
+            hub.command(org.token), cwd=ROOT, env={**hub.env(org.token),
+                                                   "INVENTORY_URL": "http://127.0.0.1:9899"},
+            stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        _until(lambda: len(errors.read_text().splitlines()) >= 3, 60, "three failed passes")
+        assert syncer.poll() is None  # still running: no crash loop
+    finally:
+        syncer.terminate()
+        assert syncer.wait(timeout=30) == 0
+    lines = errors.read_text().splitlines()
+    assert all(line.startswith("inventory-clusterprofiles: ") and "could not be reached" in line
+               for line in lines), lines
+    assert [line.rsplit("(", 1)[1] for line in lines[:3]] == [
+        "again in 1 s)", "again in 2 s)", "again in 4 s)"]
