@@ -17,7 +17,7 @@ from kubernetes.config import incluster_config, kube_config
 from kubernetes.config.config_exception import ConfigException
 
 from inventory.clusterprofiles import NAME, VERSION
-from inventory.clusterprofiles.profiles import API_VERSION, GROUP, PLURAL
+from inventory.clusterprofiles.profiles import API_VERSION, GROUP, PLURAL, held_parts
 
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -96,7 +96,7 @@ class Hub:
 
     def profiles(self):
         """Every ClusterProfile of the namespace (whatever its manager), by
-        name, read in pages."""
+        name, read in pages, each as the syncer keeps it (`held_parts`)."""
         found, token = {}, None
         while True:
             page = self._call(f"list clusterprofiles in {self.namespace}", lambda token=token: (
@@ -104,7 +104,7 @@ class Hub:
                     GROUP, API_VERSION, self.namespace, PLURAL, limit=500,
                     _continue=token, _request_timeout=self.timeout)))
             for item in page.get("items") or []:
-                found[item["metadata"]["name"]] = item
+                found[item["metadata"]["name"]] = held_parts(item)
             token = (page.get("metadata") or {}).get("continue")
             if not token:
                 return found

@@ -8,6 +8,7 @@ and its spec (one merge patch of the object), and its status (one merge
 patch of the status subresource, which the object's own writes ignore).
 """
 import datetime
+import json
 import re
 from typing import NamedTuple
 
@@ -73,6 +74,24 @@ class Desired(NamedTuple):
     labels: dict
     spec: dict
     status: dict
+
+
+def essentials(cluster):
+    """What `desired` reads of a cluster record, and nothing more: the
+    syncer holds every cluster it publishes in memory, and a record's
+    readiness checks alone are most of it."""
+    observed = cluster.get("observed") or None
+    support = cluster.get("support") or {}
+    readiness = cluster.get("readiness") or {}
+    return {
+        **{field: cluster.get(field) for field in (
+            "id", "name", "title", "platform", "organization", "environment", "version",
+            "labels", "endpoint")},
+        "observed": observed and {"version": observed.get("version"),
+                                  "scanned_on": observed.get("scanned_on")},
+        "support": {"status": support.get("status"), "ends_on": support.get("ends_on")},
+        "readiness": {"status": readiness.get("status"), "target": readiness.get("target")},
+    }
 
 
 def desired(cluster, platforms, settings, now):
@@ -210,6 +229,26 @@ def new_object(wanted, namespace):
     return {"apiVersion": f"{GROUP}/{API_VERSION}", "kind": KIND,
             "metadata": {"name": wanted.name, "namespace": namespace, "labels": wanted.labels},
             "spec": wanted.spec}
+
+
+def held_parts(profile):
+    """What the syncer keeps of a profile the hub holds: what it compares
+    and the uid its delete is conditional on (not managedFields, most of
+    an object as the API server answers it); the status as compact JSON
+    text (`held_status` reads it), a third of it as dicts and lists."""
+    metadata = profile.get("metadata") or {}
+    status = profile.get("status")
+    if not isinstance(status, str):
+        status = json.dumps(status, separators=(",", ":"))
+    return {"metadata": {"name": metadata.get("name"), "uid": metadata.get("uid"),
+                         "labels": metadata.get("labels") or {}},
+            "spec": profile.get("spec") or {}, "status": status}
+
+
+def held_status(held):
+    """The status of a profile kept by `held_parts` (None for none)."""
+    status = held.get("status")
+    return json.loads(status) if isinstance(status, str) else status
 
 
 def manager_of(profile):

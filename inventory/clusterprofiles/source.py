@@ -84,7 +84,9 @@ class Inventory:
                 return
 
     def clusters(self):
-        return list(self._walk("/kubeclusters"))
+        """Every cluster the token sees, page by page (an iterator: the
+        syncer keeps what it needs of each as it comes)."""
+        return self._walk("/kubeclusters")
 
     def providers(self):
         """Each platform's control-plane provider, by platform name."""

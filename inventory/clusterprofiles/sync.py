@@ -18,6 +18,9 @@ from urllib.parse import unquote
 from inventory.clusterprofiles.hub import HubError
 from inventory.clusterprofiles.profiles import (
     desired,
+    essentials,
+    held_parts,
+    held_status,
     manager_of,
     new_object,
     object_patch,
@@ -55,9 +58,10 @@ class Syncer:
         self.failures = 0
         position = self.inventory.newest_event()  # before the list: nothing falls between
         self.providers = self.inventory.providers()
-        self.clusters = {cluster["name"]: cluster for cluster in self.inventory.clusters()}
+        self.clusters = {cluster["name"]: essentials(cluster)
+                         for cluster in self.inventory.clusters()}
         profiles = self.hub.profiles()
-        self.held = {name: p for name, p in profiles.items()
+        self.held = {name: held_parts(p) for name, p in profiles.items()
                      if manager_of(p) == self.settings.manager}
         self.foreign = {name: manager_of(p) for name, p in profiles.items()
                         if manager_of(p) != self.settings.manager}
@@ -92,7 +96,7 @@ class Syncer:
         record = event.get("object") or {}
         parts = [unquote(part) for part in subject.split("/")[1:]]
         if kind in ("kubecluster.created", "kubecluster.updated") and record.get("name"):
-            self.clusters[record["name"]] = record
+            self.clusters[record["name"]] = essentials(record)
             return {record["name"]}
         if kind == "kubecluster.deleted" and record.get("name"):
             self.clusters.pop(record["name"], None)
@@ -125,8 +129,7 @@ class Syncer:
         observed = cluster.get("observed") or {}
         if observed.get("scanned_on") is not None and observed["scanned_on"] > scanned_on:
             return set()  # posted late: the cluster keeps what it holds
-        cluster["observed"] = {**observed, "version": version, "scanned_on": scanned_on,
-                               "scan": scan.get("id")}
+        cluster["observed"] = {"version": version, "scanned_on": scanned_on}
         return {name}
 
     def tick(self, now):
@@ -186,12 +189,10 @@ class Syncer:
                 if found is not None and manager_of(found) != self.settings.manager:
                     self.foreign[name] = manager_of(found)
                 elif found is not None:
-                    self.held[name] = found
+                    self.held[name] = held_parts(found)
                 self._apply(name, now, again=False)
                 return
-            if held is None:  # a dry run: what it would hold
-                held = {**body, "metadata": {**body["metadata"], "uid": None}}
-            self.held[name] = held
+            held = self.held[name] = held_parts(held or body)  # a dry run: what it would hold
         patch = object_patch(wanted, held)
         if patch is not None:
             try:
@@ -202,12 +203,12 @@ class Syncer:
                 self.held.pop(name, None)  # deleted meanwhile: made anew
                 self._apply(name, now, again=False)
                 return
-            held = self.held[name] = written or _merged(held, patch)
-        status = status_to_write(wanted.status, held.get("status"), now)
+            held = self.held[name] = held_parts(written or _merged(held, patch))
+        status = status_to_write(wanted.status, held_status(held), now)
         if status is not None:
             written = self._write("status", name, status,
                                   lambda: self.hub.patch_status(name, status))
-            self.held[name] = written or {**held, "status": status}
+            self.held[name] = held_parts(written or {**held, "status": status})
 
     def _write(self, action, name, body, call):
         if self.dry_run:
