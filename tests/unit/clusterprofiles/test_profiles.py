@@ -118,3 +118,23 @@ def test_the_object_patch_names_only_what_differs():
     assert object_patch(wanted, held) is None
     held["spec"]["displayName"] = "old"
     assert object_patch(wanted, held) == {"spec": {"displayName": "payments"}}
+
+
+def test_what_the_syncer_keeps_makes_the_same_profile_and_compares_the_same():
+    from inventory.clusterprofiles.profiles import essentials, held_parts, held_status, new_object
+
+    cluster = _cluster(labels={"team": "a"}, endpoint="https://k.example.com",
+                       observed={"version": "v1.31.4", "minor": "1.31", "scanned_on": NOW - 5,
+                                 "scan": "k8scs_1"},
+                       readiness={"target": "1.32", "status": "error", "checks": [
+                           {"id": "kubelet-skew", "status": "error", "summary": "x" * 500}]})
+    assert desired(essentials(cluster), {}, SETTINGS, NOW) == desired(cluster, {}, SETTINGS, NOW)
+    wanted = desired(cluster, {}, SETTINGS, NOW)
+    status = status_to_write(wanted.status, None, NOW)
+    answered = {**new_object(wanted, "fleet"), "status": status,
+                "metadata": {"name": "payments", "uid": "u", "labels": wanted.labels,
+                             "managedFields": [{"manager": "x"}]}}
+    kept = held_parts(answered)
+    assert "managedFields" not in kept["metadata"] and kept["metadata"]["uid"] == "u"
+    assert status_to_write(wanted.status, held_status(kept), NOW + 1) is None
+    assert object_patch(wanted, kept) is None
