@@ -1,0 +1,5 @@
+import sys
+
+from inventory.clusterprofiles.cli import main
+
+sys.exit(main())
