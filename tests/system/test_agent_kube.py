@@ -3,7 +3,9 @@ kube_apiserver.py), with the ServiceAccount and roles of docs/agent.md
 (applied from the page itself, so they are proven to be enough): nodes made
 through the API, the kube-proxy DaemonSet, a deprecated API requested for
 real so that the server's own /metrics reports it, and the scan posted to a
-served inventory."""
+served inventory. The first test runs before any of that: a cluster without
+kube-proxy (GKE Dataplane V2, Cilium's replacement), then the same cluster
+once a deprecated API was requested of it."""
 import json
 import subprocess
 import sys
@@ -29,6 +31,73 @@ def _doc_manifests():
     return [doc for doc in yaml.safe_load_all(block)
             if doc["kind"] in ("Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
                                "Role", "RoleBinding")]
+
+
+def _post_scan(served, kubeconfig, home, writer):
+    run = _agent(kubeconfig, home, env={
+        "INVENTORY_URL": f"http://127.0.0.1:{INVENTORY_PORT}", "INVENTORY_TOKEN": writer,
+        "INVENTORY_CLUSTER": "bare"})
+    assert (run.returncode, run.stderr) == (0, ""), run.stderr
+    record = served.request("GET", "/kubeclusters/bare").body
+    return record, {check["id"]: check for check in record["readiness"]["checks"]}
+
+
+def test_a_cluster_without_kube_proxy_passes_until_a_deprecated_api_is_asked_of_it(
+        kube_apiserver, tmp_path_factory):
+    """Nodes through the API, every kubelet on the server's version, no
+    kube-proxy anywhere and nothing deprecated asked yet: the agent says it
+    found none (not "not reported"), and the cluster reaches passing. Then a
+    client asks for an API that 1.32 removes, for real: the next scan makes
+    the cluster's deprecated-apis check, and the cluster, an error."""
+    kube = kube_apiserver
+    status, body = kube.request("GET", "/metrics")
+    assert status == 200 and "apiserver_requested_deprecated_apis{" not in body, (
+        "this test needs a server no deprecated API was asked of: it runs first")
+    for manifest in _doc_manifests():
+        kube.apply(manifest)
+    for name in ("node-a", "node-b", "node-c"):
+        kube.apply({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}})
+        status, body = kube.request("PATCH", f"/api/v1/nodes/{name}/status", {"status": {
+            "nodeInfo": {"kubeletVersion": "v1.31.4", "containerRuntimeVersion": "containerd://1.7.22",
+                         "osImage": "Ubuntu 24.04.1 LTS", "kubeProxyVersion": "",
+                         "machineID": name, "systemUUID": name, "bootID": name,
+                         "kernelVersion": "6.8.0", "operatingSystem": "linux",
+                         "architecture": "amd64"}}}, content_type=MERGE)
+        assert status == 200, body
+    home = tmp_path_factory.mktemp("bare")
+    kubeconfig = kube.kubeconfig(home / "kubeconfig",
+                                 kube.service_account_token("inventory-agent", "inventory-agent"))
+    scan = json.loads(_agent(kubeconfig, home, "--dry-run").stdout)
+    assert scan["nodes"]["kube_proxy_found"] is False
+    assert not scan["nodes"].get("kube_proxy_versions")
+    assert scan["deprecated_api_requests"] == []
+
+    served = Gunicorn(ADMIN, port=INVENTORY_PORT)
+    try:
+        org = served.request("POST", "/organizations", {"title": "Dataplane V2"}).body["id"]
+        assert served.request("POST", "/kubeplatforms", {
+            "name": "kubeadm", "organization": org, "title": "kubeadm",
+            "control_plane": {"provider": "kubeadm"},
+            "infrastructure": {"cloud": {"provider": "on-prem"}}}).status == 201
+        assert served.request("POST", "/kubeclusters", {
+            "name": "bare", "platform": "kubeadm", "environment": "test",
+            "version": "1.31.4"}).status == 201
+        writer = served.request("POST", "/tokens", {"name": "agent", "role": "writer",
+                                                    "organization": org}).body["token"]
+        record, checks = _post_scan(served, kubeconfig, home, writer)
+        assert checks["kube-proxy-skew"]["status"] == "passing", checks["kube-proxy-skew"]
+        assert "No kube-proxy runs" in checks["kube-proxy-skew"]["summary"]
+        assert record["readiness"]["status"] == "passing", checks
+
+        status, body = kube.request("GET", DEPRECATED)
+        assert status == 200, body
+        record, checks = _post_scan(served, kubeconfig, home, writer)
+        assert checks["deprecated-apis"]["status"] == "error", checks["deprecated-apis"]
+        assert "flowschemas" in json.dumps(checks["deprecated-apis"])
+        assert checks["kube-proxy-skew"]["status"] == "passing"
+        assert record["readiness"]["status"] == "error"
+    finally:
+        served.stop()
 
 
 @pytest.fixture(scope="module")
