@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import orjson
 from pymongo import ReturnDocument
+from pymongo.errors import OperationFailure
 
 from inventory.core import filtering
 from inventory.core import rollouts as rules
@@ -32,6 +33,7 @@ LOOK_SECONDS = 2
 _ROW = {"v": f"${VERSION_KEY_FIELD}", "o": "$observed.minor", "r": "$readiness.status"}
 _MEMBER = {"_id": 1, "version": 1, "observed": 1, "readiness": 1, CHECKS_FIELD: 1}
 _READ_SLICE = 200  # clusters read at once by a list of a rollout's clusters
+_NOT_IMPLEMENTED = 238  # the server's code for a stage it lacks
 _ZERO = {"clusters": 0, **dict.fromkeys(rules.CLUSTER_STATES, 0)}
 
 
@@ -55,6 +57,7 @@ class RolloutStore(ResourceStore):
     def __init__(self, db):
         super().__init__(db)
         self.clock = _now  # what "now" is (tests hand their own)
+        self._facets = True  # whether the server answers `$facet` (as far as known)
 
     # -- what a rollout's stages hold -----------------------------------------
 
@@ -89,8 +92,7 @@ class RolloutStore(ResourceStore):
         facets = {f"s{index}": [{"$match": self._members_query(queries, index)}, group]
                   for index in range(len(queries))}
         facets["u"] = [{"$match": {"$nor": queries}}, group]
-        (rows,) = self.clusters.collection.aggregate([{"$match": self._scope_of(doc)},
-                                                      {"$facet": facets}])
+        rows = self._faceted(self._scope_of(doc), facets)
         target = rules.parse_target(doc["target"])
         counted = {}
         for index, stage in enumerate(doc["stages"]):
@@ -103,6 +105,23 @@ class RolloutStore(ResourceStore):
                 counts["clusters"] += row["n"]
             counted[stage["name"]] = counts
         return counted, sum(row["n"] for row in rows["u"])
+
+    def _faceted(self, query, facets):
+        """{facet: its rows} of the clusters matching `query`: one `$facet`
+        aggregation (one pass), or, on a server without `$facet` (FerretDB:
+        NotImplemented), one aggregation per facet, from then on."""
+        collection = self.clusters.collection
+        if self._facets:
+            try:
+                (rows,) = collection.aggregate([{"$match": query}, {"$facet": facets}])
+                return rows
+            except OperationFailure as error:
+                if error.code != _NOT_IMPLEMENTED:
+                    raise
+                self._facets = False
+        return {name: list(collection.aggregate([
+                    {"$match": all_of(query, stages[0]["$match"])}, *stages[1:]]))
+                for name, stages in facets.items()}
 
     # -- progress -----------------------------------------------------------
 
