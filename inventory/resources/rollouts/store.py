@@ -31,7 +31,6 @@ PROGRESS, COUNTS, DUE = "_progress", "_counts", "_due"
 # 5 s of what brings it (a cluster becoming done, a soak ending)
 LOOK_SECONDS = 2
 _ROW = {"v": f"${VERSION_KEY_FIELD}", "o": "$observed.minor", "r": "$readiness.status"}
-_MEMBER = {"_id": 1, "version": 1, "observed": 1, "readiness": 1, CHECKS_FIELD: 1}
 _READ_SLICE = 200  # clusters read at once by a list of a rollout's clusters
 _NOT_IMPLEMENTED = 238  # the server's code for a stage it lacks
 _ZERO = {"clusters": 0, **dict.fromkeys(rules.CLUSTER_STATES, 0)}
@@ -86,12 +85,17 @@ class RolloutStore(ResourceStore):
         One aggregation: the rollout's clusters, each stage's a facet
         counted by the three stored fields a state is made of (the version
         key, the observed minor, the readiness' status): a few dozen rows
-        at most, whatever the number of clusters."""
+        at most, whatever the number of clusters. A stage's facet checks
+        its own filter first, and the earlier stages' only for the clusters
+        that match it."""
         queries = self.stage_queries(doc["stages"])
         group = {"$group": {"_id": _ROW, "n": {"$sum": 1}}}
         facets = {f"s{index}": [{"$match": self._members_query(queries, index)}, group]
                   for index in range(len(queries))}
-        facets["u"] = [{"$match": {"$nor": queries}}, group]
+        # every cluster it may see, counted with no filter to check: the
+        # unstaged ones are those no stage counted (a facet of `$nor` of
+        # every stage's filter would check them all again for each cluster)
+        facets["all"] = [{"$match": {}}, group]
         rows = self._faceted(self._scope_of(doc), facets)
         target = rules.parse_target(doc["target"])
         counted = {}
@@ -104,7 +108,8 @@ class RolloutStore(ResourceStore):
                 counts[state] += row["n"]
                 counts["clusters"] += row["n"]
             counted[stage["name"]] = counts
-        return counted, sum(row["n"] for row in rows["u"])
+        staged = sum(counts["clusters"] for counts in counted.values())
+        return counted, sum(row["n"] for row in rows["all"]) - staged
 
     def _faceted(self, query, facets):
         """{facet: its rows} of the clusters matching `query`: one `$facet`
@@ -321,10 +326,12 @@ class RolloutStore(ResourceStore):
         rows, examined, turns = [], 0, Turns()
         while index < len(queries):
             stage = doc["stages"][index]["name"]
-            docs = list(self.clusters.collection.find(
+            # read to be shown (uncopied on the embedded store), no more than the page needs
+            wanted = min(_READ_SLICE, request.limit - len(rows) + 1)
+            docs = list(self.clusters.shown.find(
                 all_of(self._scope_of(doc), self._members_query(queries, index),
                        None if name is None else {"_id": {"$gt": name}}),
-                _MEMBER, sort=[("_id", 1)], limit=_READ_SLICE))
+                sort=[("_id", 1)], limit=wanted))
             for cluster in docs:
                 examined += 1
                 row = _member(cluster, stage, target)
@@ -333,7 +340,7 @@ class RolloutStore(ResourceStore):
                 if len(rows) == request.limit or examined >= MAX_EXAMINED:
                     return Page(rows, f"{index:02d}/{cluster['_id']}")
                 turns.check()
-            if len(docs) == _READ_SLICE:
+            if len(docs) == wanted:
                 name = docs[-1]["_id"]
                 continue
             index, name = index + 1, None
