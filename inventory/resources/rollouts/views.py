@@ -121,7 +121,8 @@ class RolloutApproval(MethodView):
 class RolloutClusters(MethodView):
     @blp.arguments(RolloutClusterListArgsSchema, location="query")
     @blp.response(200, RolloutClusterListSchema)
-    @operation("listRolloutClusters", role="reader", errors=(404, 422), csv=True)
+    # the console links its CSV, called with the page's session
+    @operation("listRolloutClusters", role="reader", errors=(404, 422), csv=True, session=True)
     def get(self, args, rollout):
         """List a rollout's clusters
 
