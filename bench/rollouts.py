@@ -11,8 +11,9 @@ pass on the embedded store), as a summary counts by its fields.
 In process under gevent (everything patched, as the gevent worker runs),
 Flask test client, embedded store seeded by bench/seeding.py (a third of
 the clusters then made `passing`, so that some are `ready`); a fleet-wide
-rollout toward 1.31 of 5 stages (team-0, dev, staging, production of teams
-1-4, the rest). For each N, medians of --rounds after one warm-up of:
+rollout toward 1.29 of 5 stages (team-0, dev, staging, production of teams
+1-4, the rest; team-0's clusters are all at 1.28, so those passing are
+`ready` in the open first stage). For each N, medians of --rounds after one warm-up of:
 
 - the baseline: `GET /kubeclusters:summary?group_by=environment,version,
   support.status` (the summary bench's own row);
@@ -60,7 +61,7 @@ def measure(n, rounds):
     ready = store.clusters.collection
     for doc in ready.find({"environment": "dev"}, {"_id": 1}):
         ready.update_one({"_id": doc["_id"]}, {"$set": {"readiness.status": "passing"}})
-    made = client.post("/rollouts", json={"name": "wave", "title": "1.31", "target": "1.31",
+    made = client.post("/rollouts", json={"name": "wave", "title": "1.29", "target": "1.29",
                                           "stages": STAGES})
     assert made.status_code == 201, made.get_json()
     probe = Probe()
@@ -145,12 +146,14 @@ def main():
         lines.append(f"{name:<46}" + "".join(f"{ms:>11.1f}" for ms in cells)
                      + "".join(f"{ratio:>9.2f}" for ratio in ratios)
                      + f"{results[largest][name][1]:>7.1f}   {results[largest][name][2]}")
-    worst = max(hold for _, hold, _ in results[largest].values())
+    # the rollouts' own work (the summary's hold is the baseline's, said in its row)
+    worst = max(hold for name, (_, hold, _) in results[largest].items() if name != BASELINE)
     read = results[largest]["GET /rollouts/wave (5 stages, counted now)"][0] \
         / results[largest][BASELINE][0]
+    verdict = "within" if worst <= PROMISE_MS else "OVER"
     lines.append(f"at N = {largest:,}: reading the rollout {read:.2f}x the summary; longest "
-                 f"hold {worst:.1f} ms ({'within' if worst <= PROMISE_MS else 'OVER'} the "
-                 f"{PROMISE_MS} ms promise)")
+                 f"hold of the rollouts' work {worst:.1f} ms ({verdict} the {PROMISE_MS} ms "
+                 "promise)")
     report("rollouts", "\n".join(lines) + "\n", args.append)
 
 
