@@ -277,6 +277,10 @@ def test_a_held_stage_opens_when_a_writer_approves_it(app, client, inventory, cl
     assert gated["approved_on"] == gated["opened_on"] == "2026-11-27T12:03:00.000Z"
     assert response.headers["ETag"] == client.get("/rollouts/wave").headers["ETag"]
     assert_problem(writer.post("/rollouts/wave:approve", json={"stage": "gated"}), 409)
+    (approved,) = client.get("/events", query_string={
+        "filter": 'changed="status.stages.gated.state"'}).get_json()["results"][-1:]
+    assert approved["actor"] == "writer"
+    assert approved["changes"]["status.stages.gated.state"] == {"from": "held", "to": "open"}
 
 
 def test_an_approval_while_paused_opens_the_stage_once_resumed(client, inventory, clock):
@@ -312,6 +316,7 @@ def test_a_stage_changing_state_is_the_rollouts_updated_event_with_that_change(
     assert changes == {"status.stages.canary.state": ("open", "complete"),
                        "status.stages.rest.state": ("waiting", "open")}
     assert events[0]["subject"] == "/rollouts/wave"
+    assert events[0]["actor"] == "system"  # the service's change, though a read brought it
     assert events[0]["object"]["status"]["stages"][1]["state"] == "open"
     types = [event["type"] for event in client.get(
         "/events", query_string={"filter": 'type="rollout.*"'}).get_json()["results"]]

@@ -19,7 +19,7 @@ from inventory.core.turns import Turns
 from inventory.resources.clusters.store import CHECKS_FIELD
 from inventory.resources.rollouts.spec import SPEC
 from inventory.store.base import LIVE, REVISION, UPDATE_ATTEMPTS, Record, ResourceStore, new_revision
-from inventory.store.events import OUTBOX, OUTBOX_SINCE
+from inventory.store.events import OUTBOX, OUTBOX_SINCE, acting
 from inventory.store.pages import MAX_EXAMINED, Page, all_of
 
 # The rollout's stored progress ({stage name: its progress}), the counts
@@ -168,9 +168,11 @@ class RolloutStore(ResourceStore):
                     sets.update({"last_modified_by": principal, "last_modified_on": stamp})
                 changes = _state_changes(doc, stored, moved)
                 if changes and self.events is not None:
-                    outboxed = self.with_event({**doc, **sets}, "updated",
-                                               f"{self.event_kind}:{doc['_id']}:"
-                                               f"{sets[REVISION]}", changes)
+                    # the approver's change, or the service's own (whoever read it)
+                    with acting(principal if approve is not None else "system"):
+                        outboxed = self.with_event({**doc, **sets}, "updated",
+                                                   f"{self.event_kind}:{doc['_id']}:"
+                                                   f"{sets[REVISION]}", changes)
                     sets.update({OUTBOX: outboxed[OUTBOX], OUTBOX_SINCE: outboxed[OUTBOX_SINCE]})
             written = self.collection.find_one_and_update(
                 all_of(self.identity(doc), LIVE, {REVISION: doc.get(REVISION)}),
