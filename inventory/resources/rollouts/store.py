@@ -308,9 +308,9 @@ class RolloutStore(ResourceStore):
                     if rules.cluster_state(minor, cluster["readiness"]["status"],
                                            target) == "ready":
                         found.append((stage["name"], self.clusters.to_api(cluster)))
+                    turns.check()  # a slice's records shaped are tens of ms: look each time
                 if len(found) > most:
                     return None
-                turns.check()
                 if len(docs) < _READ_SLICE:
                     break
                 after = docs[-1]["_id"]
