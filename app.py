@@ -25,7 +25,7 @@ from inventory.http import (
 )
 from inventory.http.application import Application
 from inventory.http.json_provider import OrjsonProvider
-from inventory.integrations import webhooks
+from inventory.integrations import rollouts, webhooks
 
 
 def create_app(config=None):
@@ -46,6 +46,7 @@ def create_app(config=None):
     ui.init_app(app)  # the console's pages: declared before the API collects every route's
     api.init_app(app, [*resources.blueprints(), *integrations.BLUEPRINTS])
     webhooks.init_app(app, config)
+    rollouts.init_app(app, config)
     cli.init_app(app)
     if config.DEMO:
         _load_demo(database)

@@ -6,6 +6,7 @@ from marshmallow import EXCLUDE, Schema, fields, validate
 from inventory.core.caps import MAX_INTEGRATION_CLUSTERS
 from inventory.core.filtering import MAX_LENGTH as MAX_FILTER
 from schemas.common import FILTER_DESCRIPTION, BodySchema
+from schemas.fields import Slug
 
 # an ApplicationSet's name: a Kubernetes object name (a DNS subdomain)
 _K8S_NAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
@@ -18,6 +19,9 @@ class ArgoCDParametersSchema(Schema):
         unknown = EXCLUDE  # the ApplicationSet's other parameters are its own business
 
     filter = fields.String(validate=validate.Length(max=MAX_FILTER), metadata=_FILTER)
+    rollout = Slug(metadata={"description": "A rollout's name: then only the clusters that "
+                             "may upgrade now (of its open stages, `ready`), each with its "
+                             "`stage`."})
 
 
 class ArgoCDInputSchema(Schema):
@@ -44,8 +48,9 @@ class ArgoCDGetParamsRequestSchema(BodySchema):
         metadata={"description": "The ApplicationSet asking.", "pattern": _K8S_NAME.pattern,
                   "maxLength": 253})
     input = fields.Nested(ArgoCDInputSchema, required=True, metadata={
-        "description": "`parameters.filter` is the clusters' filter; other parameters are "
-                       "ignored."})
+        "description": "`parameters.filter` is the clusters' filter; `parameters.rollout` "
+                       "a rollout's name (the clusters it lets upgrade now); other parameters "
+                       "are ignored."})
 
 
 class ArgoCDClusterParametersSchema(Schema):
@@ -61,6 +66,8 @@ class ArgoCDClusterParametersSchema(Schema):
     server = fields.String(required=True, allow_none=True, metadata={
         "description": "The cluster's `endpoint`: Argo CD's destination `server`; null when "
                        "not known."})
+    stage = fields.String(metadata={"description": "Its stage in the rollout asked for "
+                                    "(`parameters.rollout`); absent otherwise."})
 
 
 class ArgoCDOutputSchema(Schema):

@@ -32,7 +32,7 @@ def _duration(seconds):
 def rows():
     """(what, the limit, where it is enforced) of every documented limit."""
     from inventory.config import Config
-    from inventory.core import caps, filtering, grouping, ids, labels, ordering, versions
+    from inventory.core import caps, filtering, grouping, ids, labels, ordering, rollouts, versions
     from inventory.http import conditional, idempotency, parser
     from inventory.store import base, pages, sessions
     from inventory.store import idempotency as kept_keys
@@ -132,6 +132,8 @@ def rows():
         ("Records in a list's CSV (`format=csv`)", f"{n(caps.MAX_CSV_ROWS)}, in at most "
          f"{n(caps.MAX_CSV_COLUMNS)} columns (422 before the first byte past either)",
          "inventory/core/caps.py"),
+        ("A rollout's `stages`", f"1 to {rollouts.MAX_STAGES}; each `soak` PT0S to "
+         f"P{rollouts.MAX_SOAK.days}D", "inventory/core/rollouts.py"),
         ("A webhook's `url`", f"{n(caps.MAX_WEBHOOK_URL)} characters", "inventory/core/caps.py"),
         ("Webhook acknowledgement", f"a 2xx within {caps.WEBHOOK_TIMEOUT:g} s (the first "
          f"{caps.WEBHOOK_RESPONSE_BYTES // 1024} KiB of the answer read); retried after "

@@ -38,7 +38,8 @@ STREAM_KEEPALIVE_SECONDS = 15  # a comment at least this often keeps proxies fro
 
 # What an organization may hold unless QUOTA_* say otherwise or an unscoped
 # admin sets its own `quotas` (inventory.store.quotas).
-DEFAULT_QUOTAS = {"platforms": 100, "clusters": 1000, "tokens": 100, "webhooks": 20}
+DEFAULT_QUOTAS = {"platforms": 100, "clusters": 1000, "tokens": 100, "webhooks": 20,
+                  "rollouts": 20}
 
 # The embedded store's envelope (docs/limits.md): the estate it is built and
 # measured for on one worker; past it the service says so at start and in

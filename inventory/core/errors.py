@@ -95,6 +95,11 @@ class Contended(ServiceError):
     """Others changed the same thing at once, too often: retry."""
 
 
+class NotNow(ServiceError):
+    """The record is not in a state that allows this (a rollout's stage that
+    is not held cannot be approved)."""
+
+
 class KeyReused(ServiceError):
     """An idempotency key already used with a different request."""
 

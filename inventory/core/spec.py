@@ -59,6 +59,9 @@ class ResourceSpec:
     # docs/sizing.md); counted in /readyz and at start
     envelope: int | None = None
     refuses_parent_delete: bool = True  # False: deleted with its parent even unforced (tokens)
+    # other resources whose records its store reads (rollouts read clusters):
+    # the Store hands it theirs, as attributes named after them
+    reads: tuple = ()
 
     def __post_init__(self):
         if (self.parent is None) != (self.parent_field is None):

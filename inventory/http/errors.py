@@ -22,7 +22,7 @@ STATUS = {
     errors.NotFound: 404, errors.NotAuthenticated: 401, errors.NotAllowed: 403,
     errors.Unavailable: 503, errors.InvalidField: 422, errors.StaleRevision: 412,
     errors.HasChildren: 409, errors.KeyInUse: 409, errors.Contended: 409,
-    errors.InProgress: 409, errors.KeyReused: 422, errors.BadFilter: 422,
+    errors.InProgress: 409, errors.NotNow: 409, errors.KeyReused: 422, errors.BadFilter: 422,
     errors.BadContinuation: 422, errors.BadOrdering: 422, errors.BadResumePoint: 422,
     errors.EventExpired: 410, errors.Busy: 503, errors.BadGrouping: 422,
     errors.Throttled: 429,

@@ -134,6 +134,9 @@ class Store:
                 setattr(resource, spec.parent, parent)
                 resource.parent_store = parent
                 parent.children = (*parent.children, resource)
+        for resource in self.resources:  # the stores it reads, besides its parent's
+            for name in resource.spec.reads:
+                setattr(resource, name, getattr(self, name))
         self.idempotency = IdempotencyStore(db)
         self.sessions = SessionStore(db)  # the console's sign-ins (inventory/ui)
         # what this process counts callers' rates with (inventory.http.rate_limits):

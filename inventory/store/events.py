@@ -4,6 +4,7 @@ from the last id it saw. Built on what every MongoDB deployment guarantees:
 atomic single-document writes and unique indexes; no transactions.
 
 The design, and why: docs/design/events.md"""
+import contextlib
 import contextvars
 import threading
 import time
@@ -54,6 +55,18 @@ _actor = contextvars.ContextVar("inventory_actor", default="system")
 def acting_as(name):
     """Name the principal the events of this request (context) are by."""
     _actor.set(name)
+
+
+@contextlib.contextmanager
+def acting(name):
+    """The events made inside are by `name`, whoever the request's caller
+    is: a change the service makes itself (a rollout's stage whose turn
+    came) is by `system`, even when a reader's read brought it."""
+    token = _actor.set(name)
+    try:
+        yield
+    finally:
+        _actor.reset(token)
 
 
 def slot_id(slot):

@@ -10,7 +10,7 @@ the API's views make. This package adds only what is particular to pages:
 the sign-in and its session, form tokens, templates and their assets, and
 the headers that keep a page from running anything but its own files.
 """
-from inventory.ui import pages, views  # noqa: F401 (the routes, declared at import)
+from inventory.ui import pages, rollouts, views  # noqa: F401 (the routes, declared at import)
 from inventory.ui.pages import blp
 from inventory.ui.views import Counts
 

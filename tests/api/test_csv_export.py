@@ -413,7 +413,8 @@ def test_events_as_csv_take_after_but_not_wait(client, estate):
 def test_the_document_declares_csv_and_format_on_every_list(client):
     document = client.get("/openapi.json").get_json()
     paged = {"listOrganizations", "listKubePlatforms", "listKubeClusters", "listKubeClusterScans",
-             "listTokens", "listEvents", "listWebhooks", "listWebhookDeliveries"}
+             "listTokens", "listEvents", "listWebhooks", "listWebhookDeliveries", "listRollouts",
+             "listRolloutClusters"}
     lists = [(path, item["get"]) for path, item in document["paths"].items()
              if "get" in item and "continue" in {p["name"] for p in
                                                  item["get"].get("parameters", [])}]

@@ -13,9 +13,10 @@ def test_an_organization_shows_its_quotas_with_the_documented_defaults(client, c
     org = client.post("/organizations", json={"title": "Acme"}).get_json()
     assert org["quotas"] == {"platforms": config.QUOTA_PLATFORMS,
                              "clusters": config.QUOTA_CLUSTERS, "tokens": config.QUOTA_TOKENS,
-                             "webhooks": config.QUOTA_WEBHOOKS}
+                             "webhooks": config.QUOTA_WEBHOOKS,
+                             "rollouts": config.QUOTA_ROLLOUTS}
     assert (config.QUOTA_PLATFORMS, config.QUOTA_CLUSTERS, config.QUOTA_TOKENS,
-            config.QUOTA_WEBHOOKS) == (100, 1000, 100, 20)
+            config.QUOTA_WEBHOOKS, config.QUOTA_ROLLOUTS) == (100, 1000, 100, 20, 20)
 
 
 def test_a_create_past_a_quota_is_403_naming_it_and_stores_nothing(client, inventory):
@@ -91,7 +92,7 @@ def test_members_read_quotas_and_only_unscoped_admins_set_them(app, client):
     response = client.patch(f"/organizations/{org}", json={"quotas": {"clusters": 5}})
     assert response.status_code == 200
     assert response.get_json()["quotas"] == {"platforms": 100, "clusters": 5, "tokens": 100,
-                                                "webhooks": 20}
+                                                "webhooks": 20, "rollouts": 20}
     assert client.get(f"/organizations/{org}").get_json()["quotas"]["clusters"] == 5
 
 
@@ -144,7 +145,7 @@ def test_a_new_organization_is_counted_from_birth(client, store):
     org = client.post("/organizations", json={"title": "Acme"}).get_json()["id"]
     doc = store.db.organizations.find_one({"_id": org})
     assert doc["_counted"] is True and doc["_used"] == {"platforms": 0, "clusters": 0, "tokens": 0,
-                                                            "webhooks": 0}
+                                                            "webhooks": 0, "rollouts": 0}
     assert store.clusters.quotas.count_uncounted() == 0
 
 
@@ -161,7 +162,8 @@ def test_organizations_written_before_quotas_are_recounted_at_release(client, in
     assert store.db.organizations.find_one({"_id": org})["_used"] == {"clusters": -1}
     store.create_indexes()  # the release step
     doc = store.db.organizations.find_one({"_id": org})
-    assert doc["_used"] == {"platforms": 1, "clusters": 2, "tokens": 1, "webhooks": 0} \
+    assert doc["_used"] == {"platforms": 1, "clusters": 2, "tokens": 1, "webhooks": 0,
+                            "rollouts": 0} \
         and doc["_counted"]
     body = {"platform": platform, "environment": "dev", "version": "1.30"}
     assert client.post("/kubeclusters", json={"name": "c2", **body}).status_code == 201

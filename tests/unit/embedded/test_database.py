@@ -339,6 +339,38 @@ def test_counts_by_fields_match_mongomock_through_writes(query, keys):
     same()
 
 
+@pytest.mark.parametrize("query", COUNT_QUERIES[:3])
+def test_faceted_counts_match_mongomock_in_one_pass(query):
+    """A rollout's status: a $match, then a $facet of counts by fields
+    (each stage's query, and none of the earlier ones'), answered as
+    mongomock answers it, reading each document once."""
+    plain = mongomock_ng.MongoClient().db.things
+    locked = LockedCollection(plain)
+    for doc in COUNT_DOCS:
+        locked.insert_one(dict(doc))
+    first, second = {"labels.team": "a"}, {"environment": "prod"}
+    group = {"$group": {"_id": {"v": "$_version_key", "e": "$environment"}, "n": {"$sum": 1}}}
+    pipeline = [{"$match": query}, {"$facet": {
+        "s0": [{"$match": first}, group],
+        "s1": [{"$match": {**second, "$nor": [first]}}, group],
+        "u": [{"$match": {"$nor": [first, second]}}, group],
+        "all": [{"$match": {}}, group]}}]
+    passes = []
+    original = locked._document_slices
+
+    def counted():
+        passes.append(1)
+        return original()
+    locked._document_slices = counted
+    (found,) = locked.aggregate(pipeline)
+    (expected,) = plain.aggregate(pipeline)
+    assert passes == [1]
+    assert found.keys() == expected.keys()
+    for name in found:
+        assert sorted(json.dumps(row, sort_keys=True) for row in found[name]) == \
+            sorted(json.dumps(row, sort_keys=True) for row in expected[name]), name
+
+
 def test_counts_by_fields_group_arrays_of_scalars_as_mongomock_does():
     """Arrays group as equal arrays (`:blockers` counts by a list of keys)."""
     plain = mongomock_ng.MongoClient().db.things

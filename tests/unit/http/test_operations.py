@@ -238,11 +238,14 @@ def test_list_parameters_say_the_real_default_and_are_never_null(document):
 
 def test_every_filter_example_is_accepted_by_its_own_list(client, inventory, document):
     cluster = inventory.cluster()
+    rollout = client.post("/rollouts", json={"name": "wave", "target": "1.32", "stages": [
+        {"name": "all", "filter": ""}]}).get_json()
     for path, method, entry in _operations(document):
         for parameter in entry.get("parameters", []):
             if parameter["name"] != "filter":
                 continue
-            concrete = path.replace("{cluster}", cluster["name"])
+            concrete = path.replace("{cluster}", cluster["name"]).replace(
+                "{rollout}", rollout["name"])
             # other required parameters (a summary's group_by) take their first example
             required = {p["name"]: p["schema"]["examples"][0] for p in entry["parameters"]
                         if p["in"] == "query" and p.get("required")}

@@ -374,6 +374,19 @@ def test_the_deliverers_due_query_uses_its_index(store):
     assert "IXSCAN" in winning and "active" in winning and "COLLSCAN" not in winning, winning
 
 
+def test_the_rollouts_due_look_uses_its_index(store):
+    from datetime import datetime
+
+    for index in range(30):
+        store.rollouts.create({"name": f"r{index}", "title": "", "target": "1.32",
+                               "stages": [{"name": "all", "filter": "", "soak": "PT0S",
+                                           "approval": True}]}, "t")
+    query = {"_due": {"$lte": datetime.utcnow()}, "_deleting": {"$exists": False}}
+    winning = _winning(store.rollouts.collection.unguarded.find(query, {"_id": 1, "_due": 1})
+                       .explain())
+    assert "IXSCAN" in winning and "_due" in winning and "COLLSCAN" not in winning, winning
+
+
 def test_a_lease_a_log_page_and_a_revocation_check_are_keyed(store):
     made, _ = store.webhooks.create({"url": "https://hooks.example.invalid/x"}, "t")
     for attempt in range(30):

@@ -1,0 +1,166 @@
+"""What reading and advancing a rollout of 5 stages cost beside a fleet
+summary, and how long they hold the event loop, at 1,000 / 10,000 /
+100,000 clusters, in one run.
+
+The requirement (issue 44): at the envelope (100,000 clusters) reading a
+rollout of 5 stages answers in the time a summary does, and no computation
+of rollouts holds the event loop past 50 ms. A rollout's read counts its
+clusters by stage and state in one aggregation (each stage a facet of one
+pass on the embedded store), as a summary counts by its fields.
+
+In process under gevent (everything patched, as the gevent worker runs),
+Flask test client, embedded store seeded by bench/seeding.py (a third of
+the clusters then made `passing`, so that some are `ready`); a fleet-wide
+rollout toward 1.29 of 5 stages (team-0, dev, staging, production of teams
+1-4, the rest; team-0's clusters are all at 1.28, so those passing are
+`ready` in the open first stage). For each N, medians of --rounds after one warm-up of:
+
+- the baseline: `GET /kubeclusters:summary?group_by=environment,version,
+  support.status` (the summary bench's own row);
+- `GET /rollouts/{rollout}` (counted now), the list of rollouts (the last
+  look's counts), a page of its clusters, its blocked ones, the Argo CD
+  generator's `parameters.rollout`, and one look of the advancer;
+
+with each one's ratio to the baseline, and (a probe greenlet waking every
+5 ms: bench/loop_holds.py's) the longest stretch of the loop's CPU any of
+them held. Appends its table to bench/rollouts.txt.
+
+    .venv/bin/python -m bench.rollouts [--sizes 1000,10000,100000] [--rounds 5]
+"""
+from gevent import monkey
+
+monkey.patch_all()
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import gc  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import gevent  # noqa: E402
+
+from bench import report  # noqa: E402
+from bench.filter_cost import revision  # noqa: E402
+from bench.loop_holds import PROMISE_MS, Probe  # noqa: E402
+from bench.seeding import seeded_app  # noqa: E402
+
+BASELINE = "summary by environment, version, support.status"
+STAGES = [{"name": "canary", "filter": 'labels.team="team-0"'},
+          {"name": "dev", "filter": 'environment="dev"', "soak": "PT1H"},
+          {"name": "staging", "filter": 'environment="staging"', "soak": "P1D"},
+          {"name": "production", "filter": 'environment="production" AND labels.team="team-1*"',
+           "approval": True},
+          {"name": "rest", "filter": ""}]
+
+
+def measure(n, rounds):
+    """{name: (median ms, worst hold CPU ms, what came back)} at N clusters."""
+    app, store, client, seeded_in = seeded_app(n)
+    # a third of the fleet passing its checks: the generator has ready clusters to answer
+    ready = store.clusters.collection
+    for doc in ready.find({"environment": "dev"}, {"_id": 1}):
+        ready.update_one({"_id": doc["_id"]}, {"$set": {"readiness.status": "passing"}})
+    # as a served process's start freezes what it read (app._keep_the_start):
+    # else a full collection walks every seeded document, in whatever request it falls
+    gc.collect()
+    gc.freeze()
+    made = client.post("/rollouts", json={"name": "wave", "title": "1.29", "target": "1.29",
+                                          "stages": STAGES})
+    assert made.status_code == 201, made.get_json()
+    probe = Probe()
+    gevent.sleep(0.2)
+    found = {}
+
+    def timed(name, call, what):
+        def once():
+            started = time.perf_counter()
+            answer = gevent.spawn(call).get()
+            return (time.perf_counter() - started) * 1000, answer
+        once()  # warm up
+        began = time.monotonic()
+        runs = [once() for _ in range(rounds)]
+        gevent.sleep(0.05)
+        hold, _ = probe.worst(began, time.monotonic())
+        found[name] = (statistics.median(ms for ms, _ in runs), hold, what(runs[-1][1]))
+
+    def get(path):
+        def call():
+            response = client.get(path)
+            assert response.status_code == 200, (path, response.get_json())
+            return response.get_json()
+        return call
+
+    timed(BASELINE, get("/kubeclusters:summary?group_by=environment,version,support.status"),
+          lambda body: f"{len(body['groups'])} groups, {body['total']:,} clusters")
+    timed("GET /rollouts/wave (5 stages, counted now)", get("/rollouts/wave"), lambda body: ", ".join(
+        f"{stage['name']} {stage['state']} {stage['clusters']:,}"
+        for stage in body["status"]["stages"]))
+    timed("GET /rollouts (the last look's counts)", get("/rollouts"),
+          lambda body: f"{len(body['results'])} rollout")
+    timed("a page of its clusters (limit 100)", get("/rollouts/wave/clusters?limit=100"),
+          lambda body: f"{len(body['results'])} rows")
+    timed("its blocked clusters (a filtered page)",
+          get('/rollouts/wave/clusters?limit=100&filter=state%3D%22blocked%22'),
+          lambda body: f"{len(body['results'])} rows")
+
+    def generated():
+        response = client.post("/integrations/argocd/api/v1/getparams.execute", json={
+            "applicationSetName": "upgrade", "input": {"parameters": {"rollout": "wave"}}})
+        assert response.status_code == 200, response.get_json()
+        return response.get_json()
+    timed("Argo CD generator, parameters.rollout", generated,
+          lambda body: f"{len(body['output']['parameters']):,} clusters may go")
+
+    def look():
+        store.rollouts.collection.update_one({"_id": "wave"}, {"$set": {
+            "_due": datetime.datetime(2000, 1, 1)}})
+        return store.rollouts.look_due()
+    timed("the advancer's look (one rollout due)", look, lambda looked: f"{looked} looked at")
+    probe.running = False
+    return found, seeded_in
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--append", action="store_true", default=True)
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
+    results = {}
+    for n in sizes:
+        results[n], seeded = measure(n, args.rounds)
+        print(f"N = {n:,}: seeded in {seeded:.1f} s", file=sys.stderr, flush=True)
+        for name, (ms, hold, what) in results[n].items():
+            print(f"  {name:<46}{ms:>9.1f} ms  hold {hold:5.1f} ms  {what}", file=sys.stderr,
+                  flush=True)
+    largest = sizes[-1]
+    lines = [(f"# python -m bench.rollouts --sizes {args.sizes} --rounds {args.rounds}  "
+              f"({datetime.datetime.now():%Y-%m-%d %H:%M}; nproc "
+              f"{len(os.sched_getaffinity(0))}; load average {os.getloadavg()[0]:.1f}, the "
+              f"machine shared with other jobs; {revision()})"),
+             "In process under gevent, embedded store; median ms; x = ms over the summary's "
+             "at the same N; hold = the longest CPU stretch of the loop (ms) at the largest N.",
+             f"{'':<46}" + "".join(f"{f'N={n:,}':>11}" for n in sizes)
+             + "".join(f"{f'x {n:,}':>9}" for n in sizes) + f"{'hold':>7}   at the largest N"]
+    for name in results[sizes[0]]:
+        cells = [results[n][name][0] for n in sizes]
+        ratios = [results[n][name][0] / results[n][BASELINE][0] for n in sizes]
+        lines.append(f"{name:<46}" + "".join(f"{ms:>11.1f}" for ms in cells)
+                     + "".join(f"{ratio:>9.2f}" for ratio in ratios)
+                     + f"{results[largest][name][1]:>7.1f}   {results[largest][name][2]}")
+    # the rollouts' own work (the summary's hold is the baseline's, said in its row)
+    worst = max(hold for name, (_, hold, _) in results[largest].items() if name != BASELINE)
+    read = results[largest]["GET /rollouts/wave (5 stages, counted now)"][0] \
+        / results[largest][BASELINE][0]
+    verdict = "within" if worst <= PROMISE_MS else "OVER"
+    lines.append(f"at N = {largest:,}: reading the rollout {read:.2f}x the summary; longest "
+                 f"hold of the rollouts' work {worst:.1f} ms ({verdict} the {PROMISE_MS} ms "
+                 "promise)")
+    report("rollouts", "\n".join(lines) + "\n", args.append)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The rollouts resource: spec.py declares it, store.py keeps its data, views.py serves it."""
