@@ -27,6 +27,7 @@ from bson.errors import BSONError
 
 from inventory.core.errors import Unavailable
 from inventory.embedded import mongomock_internals
+from inventory.embedded.untracked import untrack
 
 log = logging.getLogger(__name__)
 
@@ -602,8 +603,11 @@ class Journal:
                 written.append(documents)
                 for key in documents.dirty:
                     document = documents.get(key)
-                    records.append({"c": name, "put": document} if document is not None
-                                   else {"c": name, "del": key})
+                    if document is None:
+                        records.append({"c": name, "del": key})
+                    else:
+                        untrack(document)  # walked by no full collection (untracked.py)
+                        records.append({"c": name, "put": document})
         if not records:
             return None
         queued = self._queue_line(encode(records))
