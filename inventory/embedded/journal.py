@@ -38,6 +38,9 @@ COMPACT_AT = 64 * 1024 * 1024
 # How long a start waits for a previous owner of the directory to exit
 # (gunicorn overlaps old and new workers on a reload) before refusing.
 LOCK_WAIT = 10.0
+# How long a writer waits for its line on its own thread (under gevent, the
+# loop's) before a pool thread waits instead: `Journal.written`.
+BRIEF_WAIT = 0.0005
 _OPTIONS = json_util.RELAXED_JSON_OPTIONS
 _ORJSON = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
 # What the next start must find, rewritten as the files change (its checks:
@@ -638,7 +641,11 @@ class Journal:
         one; Unavailable if it could not be written (it stays queued, in
         order, ahead of the next line)."""
         line, done, _ = queued
-        if not done.acquire(False):
+        # The writer thread appends a line in tens of microseconds: the loop
+        # waits that long itself (the GIL let go), rather than handing the
+        # wait to a pool thread, three thread switches a write (issue 43); a
+        # disk that stalls holds it BRIEF_WAIT at most, then a pool thread waits.
+        if not done.acquire(True, BRIEF_WAIT):
             _blocking(done.acquire)  # under gevent a pool thread waits, not the loop
         if queued[2] is not None:
             log.error("%s", queued[2])

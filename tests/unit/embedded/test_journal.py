@@ -686,6 +686,25 @@ def test_a_stalled_disk_stalls_the_writer_never_reads(tmp_path, monkeypatch):
     assert sorted(d["_id"] for d in reopened(db).things.find()) == [1, 2]
 
 
+def test_a_writer_waits_for_its_line_itself_before_handing_the_wait_to_a_pool(
+        tmp_path, monkeypatch):
+    """A line is appended in tens of microseconds: the writer waits up to
+    BRIEF_WAIT on its own thread (under gevent, the loop's) rather than
+    handing every wait to a pool thread (three thread switches a write,
+    issue 43). A stalled disk still gets a pool's wait: the test above."""
+    db = open_database(tmp_path)
+    handed = []
+    real = journal_module._blocking
+    monkeypatch.setattr(journal_module, "_blocking",
+                        lambda function, *args: handed.append(1) or real(function, *args))
+    for n in range(60):
+        db.things.insert_one({"_id": n})
+    # the writer thread usually answers within BRIEF_WAIT: most writes wait
+    # no pool (without the brief wait, nearly every one did: 1,196 of 1,200)
+    assert len(handed) < 30
+    db.journal.close()
+
+
 def test_a_start_makes_the_caches_reads_would_make_under_the_lock(tmp_path):
     """embedded_database warms each collection before anything is served:
     the key order, the lookups of the API's indexed fields and the expiry
