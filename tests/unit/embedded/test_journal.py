@@ -196,6 +196,27 @@ def test_lines_are_json_utils_relaxed_extended_json(writer):
         [type(v) for v in theirs[0]["put"].values()]
 
 
+def test_a_line_with_nulls_and_no_infinities_is_orjsons(monkeypatch):
+    """orjson writes None and NaN alike as null: a line holding null goes to
+    json_util only when a float NaN or infinity is in it (issue 43: a
+    document with a null field, common, was json_util's walk each write)."""
+    document = {"_id": "k", "none": None, "nested": [1, {"also": None}], "pair": (None, 2.5)}
+    real = json_util.dumps
+    calls = []
+    monkeypatch.setattr(journal_module.json_util, "dumps",
+                        lambda *args, **kwargs: calls.append(1) or real(*args, **kwargs))
+    line = journal_module.encode([{"c": "x", "put": document}])
+    assert calls == []
+    assert journal_module.decode(line) == [{"c": "x", "put": {**document, "pair": [None, 2.5]}}]
+    for hidden in ({"deep": [{"x": float("nan")}], "none": None},
+                   {"pair": (None, float("-inf"))}):
+        line = journal_module.encode([{"c": "x", "put": hidden}])
+        assert len(calls) == 1  # json_util writes them as {"$numberDouble": ...}
+        calls.clear()
+        assert line == real([{"c": "x", "put": hidden}],
+                            json_options=journal_module._OPTIONS).encode() + b"\n"
+
+
 def test_a_torn_last_line_is_dropped_with_a_warning(tmp_path, caplog):
     db = open_database(tmp_path)
     db.things.insert_one({"_id": 1, "v": "kept"})
