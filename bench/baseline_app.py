@@ -25,6 +25,11 @@ def clusters():
     return _answer("/kubeclusters")
 
 
+@app.route("/kubeplatforms", methods=["GET"])
+def platforms():
+    return _answer("/kubeplatforms")
+
+
 @app.route("/kubeplatforms/<name>", methods=["GET"])
 def platform(name):
     return _answer(f"/kubeplatforms/{name}")

@@ -24,22 +24,26 @@ from flask_smorest import Api, Blueprint
 from inventory.config import Config
 from inventory.http.json_provider import OrjsonProvider
 from inventory.resources.clusters.spec import SPEC as CLUSTERS
+from inventory.resources.platforms.spec import SPEC as PLATFORMS
 from schemas.clusters import (
     FILTER_EXAMPLES,
     KubeClusterListSchema,
     KubeClusterSchema,
 )
 from schemas.common import list_args
-from schemas.platforms import KubePlatformSchema
+from schemas.platforms import FILTER_EXAMPLES as PLATFORM_FILTER_EXAMPLES
+from schemas.platforms import KubePlatformListSchema, KubePlatformSchema
 from schemas.scans import KubeClusterScanCreateSchema, KubeClusterScanSchema
 
 # as the service's views make them
 KubeClusterListArgsSchema = list_args("KubeClusterList", FILTER_EXAMPLES, CLUSTERS.orderings)
+KubePlatformListArgsSchema = list_args("KubePlatformList", PLATFORM_FILTER_EXAMPLES,
+                                       PLATFORMS.orderings)
 
 
-def page_key(limit, continue_, filter_, order_by):
-    """How a held list page is found: by its parsed query arguments."""
-    return limit, continue_ or None, filter_ or None, order_by or None
+def page_key(path, limit, continue_, filter_, order_by):
+    """How a held list page is found: by its path and parsed query arguments."""
+    return path, limit, continue_ or None, filter_ or None, order_by or None
 
 
 def held_records(answers):
@@ -55,7 +59,7 @@ def held_records(answers):
         if "pagination" in record:
             record["pagination"] = {"continue_": record["pagination"]["continue"]}
             query = dict(parse_qsl(url.query))
-            pages[page_key(int(query["limit"]), query.get("continue"),
+            pages[page_key(url.path, int(query["limit"]), query.get("continue"),
                            query.get("filter"), query.get("order_by"))] = record
         else:
             records[f"{method} {url.path}"] = record
@@ -71,8 +75,16 @@ def blueprint(records, pages):
         @blp.arguments(KubeClusterListArgsSchema, location="query")
         @blp.response(200, KubeClusterListSchema)
         def get(self, args):
-            return pages[page_key(args.get("limit"), args.get("continue_"), args.get("filter"),
-                                  args.get("order_by"))]
+            return pages[page_key("/kubeclusters", args.get("limit"), args.get("continue_"),
+                                  args.get("filter"), args.get("order_by"))]
+
+    @blp.route("/kubeplatforms")
+    class Platforms(MethodView):
+        @blp.arguments(KubePlatformListArgsSchema, location="query")
+        @blp.response(200, KubePlatformListSchema)
+        def get(self, args):
+            return pages[page_key("/kubeplatforms", args.get("limit"), args.get("continue_"),
+                                  args.get("filter"), args.get("order_by"))]
 
     @blp.route("/kubeclusters/<cluster>")
     class Cluster(MethodView):

@@ -7,6 +7,8 @@ route's time goes, by function (cProfile, cumulative).
 
     python -m bench.request_costs [--n 100] [--requests 3000] [--profile "GET one platform"]
     python -m bench.request_costs --layers      (each route's CPU by layer)
+    python -m bench.request_costs --journal --admin   (as the Procfile serves: the store
+        journaled in a data directory, the bootstrap admin asking)
 
 The process is patched by gevent first, as gunicorn's gevent worker patches
 it: its locks are then gevent's, which is what serving pays for.
@@ -33,8 +35,8 @@ from bench.seeding import seed
 from inventory.config import Config
 from inventory.http import observability
 
-ROUTES = ("GET list, limit 20", "GET one platform", "GET one cluster by id", "POST a scan",
-          "GET filtered page")
+ROUTES = ("GET list, limit 20", "GET platforms, limit 20", "GET one platform",
+          "GET one cluster by id", "POST a scan", "GET filtered page")
 
 
 def environ_of(method, path, body, token):
@@ -134,13 +136,21 @@ def main():
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--profile", default=None)
     parser.add_argument("--layers", action="store_true")
+    parser.add_argument("--journal", action="store_true",
+                        help="journal the store in a data directory (process CPU: its threads too)")
+    parser.add_argument("--admin", action="store_true",
+                        help="ask as the bootstrap admin, not with a writer's stored token")
     args = parser.parse_args()
 
     # as served: the access line goes to a stream (the bench's servers write it to /dev/null)
     observability.configure_logging()
     logging.getLogger().handlers[0].stream = open(os.devnull, "w")  # noqa: SIM115
-    service = create_app(Config(RATE_LIMIT="100000000 per minute"))
+    admin = "bench-request-costs-admin-token-0123456789"
+    service = create_app(Config(RATE_LIMIT="100000000 per minute", INVENTORY_ADMIN_TOKEN=admin,
+                                INVENTORY_DATA_DIR=tempfile.mkdtemp(prefix="request-costs-")
+                                if args.journal else None))
     token = seed(service.extensions["inventory.store"], args.n)
+    token = admin if args.admin else token
     call = caller(service, token)
     routes = {route["name"]: route for route in discover_routes(call, args.n)}
 
@@ -176,7 +186,10 @@ def main():
         print(f"{'all':<34}" + "".join(f"{real:>20.0f}" for real, _ in results))
         return
 
-    print(f"N = {args.n}; us of CPU a request, in process (best of 3 x {args.requests})")
+    print(f"N = {args.n}; us of CPU a request, in process (best of 3 x {args.requests}); "
+          f"{'journaled' if args.journal else 'no journal'}, "
+          f"{'the bootstrap admin' if args.admin else 'a writer token'}; "
+          f"load average {os.getloadavg()[0]:.1f}")
     print(f"{'route':<24}{'service':>9}{'framework':>11}{'bare':>7}{'s-f':>7}{'f/s':>7}")
     for name in ROUTES:
         route = routes[name]

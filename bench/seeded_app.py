@@ -6,11 +6,9 @@ import json
 import os
 import time
 
-from app import create_app
+from app import app  # the module's app, made from the environment as the Procfile's is
 from bench.seeding import seed
-from inventory.config import Config
 
-app = create_app(Config())
 _started = time.monotonic()
 _secret = seed(app.extensions["inventory.store"], int(os.environ.get("BENCH_N", "100")))
 with open(os.environ["BENCH_STATE_FILE"], "w") as state_file:

@@ -11,6 +11,7 @@ import fcntl
 import gc
 import importlib
 import logging
+import math
 import mmap
 import os
 import re
@@ -27,6 +28,7 @@ from bson.errors import BSONError
 
 from inventory.core.errors import Unavailable
 from inventory.embedded import mongomock_internals
+from inventory.embedded.untracked import untrack
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,9 @@ COMPACT_AT = 64 * 1024 * 1024
 # How long a start waits for a previous owner of the directory to exit
 # (gunicorn overlaps old and new workers on a reload) before refusing.
 LOCK_WAIT = 10.0
+# How long a writer waits for its line on its own thread (under gevent, the
+# loop's) before a pool thread waits instead: `Journal.written`.
+BRIEF_WAIT = 0.0005
 _OPTIONS = json_util.RELAXED_JSON_OPTIONS
 _ORJSON = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
 # What the next start must find, rewritten as the files change (its checks:
@@ -88,11 +93,25 @@ def encode(records):
     """One line of relaxed extended JSON, as `json_util.dumps` writes it."""
     try:
         line = orjson.dumps(records, default=_default, option=_ORJSON)
-        if b"null" not in line:  # orjson writes NaN and infinities as null
+        # orjson writes NaN and infinities as null, as it writes None: only
+        # those go to json_util (a document with a null field is common, and
+        # json_util's walk in Python cost a scan's POST some 150 us a write)
+        if b"null" not in line or not _non_finite_in(records):
             return line + b"\n"
     except (orjson.JSONEncodeError, TypeError):
         pass
     return json_util.dumps(records, json_options=_OPTIONS).encode() + b"\n"
+
+
+def _non_finite_in(value):
+    """Whether a float NaN or infinity is anywhere in `value` (dicts, lists, tuples)."""
+    if value.__class__ is float:
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_non_finite_in(inner) for inner in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_non_finite_in(inner) for inner in value)
+    return False
 
 
 _DATE_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\Z")
@@ -602,8 +621,11 @@ class Journal:
                 written.append(documents)
                 for key in documents.dirty:
                     document = documents.get(key)
-                    records.append({"c": name, "put": document} if document is not None
-                                   else {"c": name, "del": key})
+                    if document is None:
+                        records.append({"c": name, "del": key})
+                    else:
+                        untrack(document)  # walked by no full collection (untracked.py)
+                        records.append({"c": name, "put": document})
         if not records:
             return None
         queued = self._queue_line(encode(records))
@@ -634,7 +656,11 @@ class Journal:
         one; Unavailable if it could not be written (it stays queued, in
         order, ahead of the next line)."""
         line, done, _ = queued
-        if not done.acquire(False):
+        # The writer thread appends a line in tens of microseconds: the loop
+        # waits that long itself (the GIL let go), rather than handing the
+        # wait to a pool thread, three thread switches a write (issue 43); a
+        # disk that stalls holds it BRIEF_WAIT at most, then a pool thread waits.
+        if not done.acquire(True, BRIEF_WAIT):
             _blocking(done.acquire)  # under gevent a pool thread waits, not the loop
         if queued[2] is not None:
             log.error("%s", queued[2])

@@ -357,11 +357,6 @@ def init_app(app, config, resources):
         store.rate_counter = store.rate_windows
         store.rate_windows.outage = store.db.outage
     app.extensions["inventory.store"] = store
-    if config.ANNOUNCE:  # serving: publish the events of writers that died, finish their deletes
-        store.events.start_sweeping()
-        store.start_finishing_deletes()
-        if not config.embedded:
-            store.start_sweeping_expired()
     if config.embedded:
         store.create_indexes(unless_known=True)  # no release step runs for it
         if config.journaled:
@@ -382,4 +377,12 @@ def init_app(app, config, resources):
         elif config.ANNOUNCE:
             log.warning("No MONGODB_URI: the embedded in-memory store is in use. All data "
                         "lives in this process and is lost when it stops.")
+    if config.ANNOUNCE:  # serving: publish the events of writers that died, finish their deletes
+        # (once the start's own passes are done: under gevent these threads
+        # are greenlets, and their first passes, over every record at the
+        # envelope, would run inside the start's turns and lengthen it)
+        store.events.start_sweeping()
+        store.start_finishing_deletes()
+        if not config.embedded:
+            store.start_sweeping_expired()
     return store
