@@ -135,6 +135,7 @@ class RolloutApproveSchema(BodySchema):
     """The held stage to approve."""
 
     SCHEMA_NAME = "RolloutApprove"
+    EXAMPLE = {"stage": "production"}
     stage = Slug(required=True, metadata={"description": "The held stage's name."})
 
 

@@ -4,10 +4,9 @@ stage's turn comes within seconds of what brings it (a soak that ends, a
 stage's last cluster done) while nobody reads the rollout. Any number of
 processes may run it: each look is claimed in the store first, and a
 stage moves only by a compare-and-swap on the rollout (RolloutStore)."""
-import logging
 import threading
 
-log = logging.getLogger(__name__)
+from inventory.store.outages import background
 
 LOOK_EVERY = 1.0  # seconds between two looks for due rollouts
 
@@ -16,7 +15,6 @@ class Advancer:
     def __init__(self, app):
         self.store = app.extensions["inventory.store"]
         self._stopping = threading.Event()
-        self._failing = False  # one log line per outage, not one per look
         self.passes = 0
 
     def start(self):
@@ -26,20 +24,13 @@ class Advancer:
         self._stopping.set()
 
     def look(self):
-        """One look at the due rollouts; how many were looked at (None: the
-        store failed, said once per outage)."""
-        try:
+        """One look at the due rollouts: how many were looked at (None: the
+        store failed; an outage is said once by the store, anything else
+        with its traceback, and the next look tries again)."""
+        looked = None
+        with background("A look at the due rollouts"):
             looked = self.store.rollouts.look_due()
-        except Exception:  # the database may be away: look again later
-            if not self._failing:
-                log.exception("rollouts: the look at due rollouts failed (said once until "
-                              "one succeeds)")
-                self._failing = True
-            return None
-        if self._failing:
-            log.warning("rollouts: looking at due rollouts again")
-            self._failing = False
-        self.passes += 1
+            self.passes += 1
         return looked
 
     def _run(self):

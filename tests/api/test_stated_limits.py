@@ -19,6 +19,7 @@ from inventory.http import idempotency, problems
 from schemas import common
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+CLIENTS = ("agent", "clusterprofiles")  # inventory/'s clients of the service, beside it
 
 
 def _docs_limits():
@@ -31,10 +32,11 @@ def _docs_limits():
 def _limit_constants():
     """`module.NAME` of every limit constant: each `MAX_*` of inventory/ and
     schemas/, and every constant of inventory/core/caps.py. (Not the
-    scanning agent's: a client's own bounds, on its page, docs/agent.md.)"""
+    scanning agent's nor the ClusterProfile syncer's: a client's own
+    bounds, on its page, docs/agent.md and docs/clusterprofiles.md.)"""
     found = set()
     service = [path for path in (ROOT / "inventory").rglob("*.py")
-               if path.relative_to(ROOT / "inventory").parts[0] != "agent"]
+               if path.relative_to(ROOT / "inventory").parts[0] not in CLIENTS]
     for path in [*service, *(ROOT / "schemas").rglob("*.py")]:
         module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
         for node in ast.parse(path.read_text()).body:

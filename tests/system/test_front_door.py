@@ -28,7 +28,7 @@ def test_an_integral_json_number_is_an_integer(client, inventory):
         "platforms": 5.0, "clusters": 10, "tokens": 2.0}})
     assert org.status_code == 201
     assert org.get_json()["quotas"] == {"platforms": 5, "clusters": 10, "tokens": 2,
-                                           "webhooks": 20}
+                                           "webhooks": 20, "rollouts": 20}
 
 
 @pytest.mark.parametrize("value", [1763800000.5, True, "1763800000", None, 1e300, -1.0])

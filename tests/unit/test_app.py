@@ -163,7 +163,7 @@ def test_the_app_starts_while_the_database_is_away(monkeypatch):
                             MONGODB_URI="mongodb://127.0.0.1:1/inventory",
                             MONGODB_TIMEOUT_MS=100))
     assert sorted(started) == ["delete-finisher", "event-sweeper", "retention-sweeper",
-                               "webhook-deliverer"]
+                               "rollout-advancer", "webhook-deliverer"]
     client = client_with(app, "t")
     assert client.get("/healthz").status_code == 200
     for path in ("/readyz", "/organizations"):

@@ -32,10 +32,11 @@ def _environment_reads(path):
 
 def test_no_module_but_the_config_reads_the_environment():
     """A setting read anywhere else would be missing from the manual's table."""
-    # (the scanning agent is a client of the service, not the service: its
-    # own variables are documented with it, docs/agent.md)
+    # (the scanning agent and the ClusterProfile syncer are clients of the
+    # service, not the service: their own variables are documented with
+    # them, docs/agent.md and docs/clusterprofiles.md)
     files = [*(path for path in (ROOT / "inventory").rglob("*.py")
-               if "agent" not in path.relative_to(ROOT / "inventory").parts),
+               if not {"agent", "clusterprofiles"} & set(path.relative_to(ROOT / "inventory").parts)),
              *(ROOT / "schemas").rglob("*.py"), ROOT / "app.py", ROOT / "gunicorn.conf.py"]
     readers = {str(path.relative_to(ROOT)): _environment_reads(path) for path in files}
     # and in config.py once: Config hands os.environ to the Settings, which
