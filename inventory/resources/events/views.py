@@ -18,7 +18,7 @@ from inventory.core.caps import (
     STREAM_KEEPALIVE_SECONDS,
     STREAM_SECONDS,
 )
-from inventory.core.errors import Busy, NotAuthenticated
+from inventory.core.errors import Busy, NotAuthenticated, Unavailable
 from inventory.http.auth import current_principal, current_scope, is_bootstrap_admin
 from inventory.http.blueprint import Blueprint
 from inventory.http.csv_export import JSON, RecordColumns, csv_response, wants_csv
@@ -39,6 +39,9 @@ GAP_PAUSE = 0.05  # seconds between looks at a slot that is about to be filled
 # Last-Event-ID.
 ENDED_FOR_NEWER = (b": ended: a newer stream or wait of this tenant took its place; "
                    b"resume from the last id\n\n")
+# The last words of a stream whose database went out of reach under it.
+ENDED_UNAVAILABLE = (b": ended: the database cannot be reached; resume from the last id "
+                     b"shortly\n\n")
 
 EVENT_TYPES[:] = event_types()  # handed to the schemas: the document's enum of `type`
 EventListArgsSchema = event_list_args(SPEC.orderings)
@@ -291,7 +294,10 @@ def _stream(feed, asked):
     principal = current_principal()
     hold = streams.take(principal, stream=True)
     try:
-        body = _EventStream(feed, asked, _Watch(principal, hold), hold)
+        # the first page is read before the answer begins: a database out of
+        # reach is then the 503 every request gets, not a 200 cut short
+        first = feed.page(asked)
+        body = _EventStream(feed, asked, first, _Watch(principal, hold), hold)
     except BaseException:
         streams.give_back(hold)  # no body will give it back
         raise
@@ -305,8 +311,8 @@ class _EventStream:
     """The stream's body; its place is given back when the server closes it,
     whether or not it was ever read."""
 
-    def __init__(self, feed, asked, watch, hold):
-        self._events = self._generate(feed, asked, watch)
+    def __init__(self, feed, asked, first, watch, hold):
+        self._events = self._generate(feed, asked, first, watch)
         self._hold = hold
 
     def __iter__(self):
@@ -317,13 +323,24 @@ class _EventStream:
         streams.give_back(self._hold)
 
     @staticmethod
-    def _generate(feed, asked, watch):
+    def _generate(feed, asked, first, watch):
+        """The stream's lines; `first` is its first page, read already. A
+        database that goes out of reach under it ends it with a comment (the
+        client reconnects and is answered 503 until it is back), not with a
+        broken connection and a traceback."""
+        yield b"retry: 1000\n\n"
+        try:
+            yield from _EventStream._lines(feed, asked, first, watch)
+        except Unavailable:
+            yield ENDED_UNAVAILABLE
+
+    @staticmethod
+    def _lines(feed, asked, page, watch):
         ends = time.monotonic() + STREAM_SECONDS
         revocation = watch.revocation
         # each stream's comments at its own moment within the interval, so
         # that hundreds opened together do not all wake at once
         keepalive = STREAM_KEEPALIVE_SECONDS * random.uniform(0.8, 1.0)
-        yield b"retry: 1000\n\n"
         while (remaining := ends - time.monotonic()) > 0:
             if revocation.revoked():  # ends, with nothing committed after the revoke
                 return
@@ -331,7 +348,8 @@ class _EventStream:
                 if last_words:
                     yield last_words
                 return
-            page = feed.page(asked)
+            if page is None:
+                page = feed.page(asked)
             for event in page.records:
                 yield (f"id: {event['id']}\nevent: {event['type']}\ndata: ".encode()
                        + orjson.dumps(event) + b"\n\n")
@@ -358,3 +376,4 @@ class _EventStream:
                         comment_at = time.monotonic() + keepalive
                     if (remaining := ends - time.monotonic()) <= 0:
                         return
+            page = None  # read anew at the next turn
