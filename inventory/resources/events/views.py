@@ -6,7 +6,7 @@ import time
 from dataclasses import replace
 
 import orjson
-from flask import Response, request
+from flask import Response, g, request
 from flask.views import MethodView
 
 from inventory.core.caps import (
@@ -19,7 +19,12 @@ from inventory.core.caps import (
     STREAM_SECONDS,
 )
 from inventory.core.errors import Busy, NotAuthenticated, Unavailable
-from inventory.http.auth import current_principal, current_scope, is_bootstrap_admin
+from inventory.http.auth import (
+    SESSION_COOKIE,
+    current_principal,
+    current_scope,
+    is_bootstrap_admin,
+)
 from inventory.http.blueprint import Blueprint
 from inventory.http.csv_export import JSON, RecordColumns, csv_response, wants_csv
 from inventory.http.errors import RequestError
@@ -123,13 +128,19 @@ streams = _LongLived()
 
 
 class _Revocation:
-    """Whether the caller's token still authenticates: looked up at most every
-    REVOCATION_CHECK_SECONDS (a revoke in this process is seen at once)."""
+    """Whether the caller's token still authenticates, and a console's
+    session (the live list's stream) is not signed out: looked up at most
+    every REVOCATION_CHECK_SECONDS (a revoke in this process is seen at once)."""
 
     def __init__(self, principal):
         self._key = principal.key
         self._always = is_bootstrap_admin(principal)
         self._checked = time.monotonic()
+        # signed in by a console session: it ends with the session, whoever
+        # signed in (the bootstrap admin too)
+        self._session = request.cookies.get(SESSION_COOKIE) \
+            if getattr(g.get("passage"), "session", None) else None
+        self._sessions, self._session_checked = get_store().sessions, time.monotonic()
         # held here: a stream's body is read after its request's context is gone
         self._tokens = get_store().tokens
         # only with other processes (MongoDB) is there a revoke to look up:
@@ -139,10 +150,12 @@ class _Revocation:
     def slice(self, seconds):
         """How long to wait before looking again (never less than a moment)."""
         seconds = max(seconds, 0.01)
-        return min(seconds, REVOCATION_CHECK_SECONDS) if self._shared and not self._always \
-            else seconds
+        looks = (self._shared and not self._always) or self._session is not None
+        return min(seconds, REVOCATION_CHECK_SECONDS) if looks else seconds
 
     def revoked(self):
+        if self._session_ended():
+            return True
         if self._always:
             return False
         if self._key in self._tokens.revoked_here:
@@ -151,6 +164,13 @@ class _Revocation:
             return False
         self._checked = time.monotonic()
         return not self._tokens.still_valid(self._key)
+
+    def _session_ended(self):
+        if self._session is None or \
+                time.monotonic() - self._session_checked < REVOCATION_CHECK_SECONDS:
+            return False
+        self._session_checked = time.monotonic()
+        return not self._sessions.exists(self._session)
 
 
 class _Watch:
