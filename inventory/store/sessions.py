@@ -67,6 +67,12 @@ class SessionStore:
         return {"token": doc["token"], "credential": doc.get("credential"),
                 "form_token": doc["form_token"]}
 
+    def exists(self, session_id):
+        """Whether `session_id`'s session is not ended (signed out, or ended
+        with its token or an old admin secret): a read, no touch. What a
+        long-lived request of the session (the live list's stream) looks at."""
+        return self.collection.find_one({"_id": _digest(session_id)}, {"_id": 1}) is not None
+
     def end(self, session_id):
         """Sign-out: the session is gone at once."""
         if isinstance(session_id, str) and session_id:

@@ -321,6 +321,33 @@ def test_the_live_list_reads_the_feed_with_its_session(app, client, inventory):
     assert reader.get("/events").status_code == 401
 
 
+def test_signing_out_ends_the_live_lists_stream(app, client, inventory, monkeypatch):
+    """A tab left open after a sign-out (in another tab) hears of no change
+    made after it: its stream ends within a look (REVOCATION_CHECK_SECONDS),
+    as a revoked token's does, not at the end of its time (here made 10 s);
+    another session's stream goes on."""
+    import time
+
+    from inventory.resources.events import views as events_api
+    monkeypatch.setattr(events_api, "STREAM_SECONDS", 10)
+    token = new_token(client, "reader")["token"]
+    leaving, staying = sign_in(app, token), sign_in(app, token)
+    streams = [signed.get("/events", headers={"Accept": "text/event-stream"}, buffered=False)
+               for signed in (leaving, staying)]
+    chunks = [iter(stream.response) for stream in streams]
+    assert [next(each) for each in chunks] == [b"retry: 1000\n\n"] * 2
+    assert leaving.post("/ui/sign-out", data={"form_token": form_token(leaving)}).status_code == 303
+    started = time.monotonic()
+    b"".join(chunks[0])  # what it had to say before the sign-out, then its end
+    assert time.monotonic() - started < 5
+    inventory.org("After the sign-out")
+    heard = b""
+    while b"organization.created" not in heard:  # after the token's own event
+        heard += next(chunks[1])
+    for stream in streams:
+        stream.close()
+
+
 def test_sign_in_attempts_count_against_the_address_limit():
     from app import create_app
     app = create_app(make_config(RATE_LIMIT_ANONYMOUS="3 per minute"))

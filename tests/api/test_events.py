@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from inventory.core.errors import Unavailable
 from inventory.http.auth import Principal
 from inventory.store import events as feed_module
 from tests.conftest import ADMIN_TOKEN, REAL_MONGO, assert_problem, client_with, walk
@@ -344,6 +345,44 @@ def test_past_the_streams_a_process_serves_a_stream_is_503(client, monkeypatch):
     again = client.get("/events", headers={"Accept": "text/event-stream"}, buffered=False)
     assert again.status_code == 200
     again.close()
+
+
+def test_a_stream_asked_while_the_database_is_away_is_a_503_problem(client, store,
+                                                                     monkeypatch):
+    """Not a 200 whose body then breaks: the first page is read before the
+    answer begins. Its place in the share is given back."""
+    from inventory.resources.events import views as events_api
+
+    def away(*args, **kwargs):
+        raise Unavailable()
+    monkeypatch.setattr(events_api, "MAX_STREAMS", 1)
+    with monkeypatch.context() as outage:
+        outage.setattr(store.events, "page", away)
+        refused = client.get("/events", headers={"Accept": "text/event-stream"})
+    assert_problem(refused, 503)
+    assert refused.headers["Retry-After"]
+    again = client.get("/events", headers={"Accept": "text/event-stream"}, buffered=False)
+    assert again.status_code == 200
+    again.close()
+
+
+def test_a_stream_whose_database_goes_away_ends_with_a_comment(client, store, inventory,
+                                                               monkeypatch):
+    """The events before the outage, then the stream's last words, and its
+    body ends (no exception for the server to log as a traceback)."""
+    from inventory.resources.events import views as events_api
+    inventory.org(title="Before")
+    response = client.get("/events", headers={"Accept": "text/event-stream"}, buffered=False)
+    chunks = iter(response.response)
+    assert [t for _, t, _ in _sse_events(chunks, 1)] == ["organization.created"]
+
+    def away(*args, **kwargs):
+        raise Unavailable()
+    monkeypatch.setattr(store.events, "page", away)
+    monkeypatch.setattr(store.events, "wait", away)
+    rest = b"".join(chunks)  # raises, were the outage not caught
+    assert rest.endswith(events_api.ENDED_UNAVAILABLE)
+    response.close()
 
 
 # -- the store: what keeps the feed exact -----------------------------------

@@ -427,3 +427,42 @@ def test_ten_tabs_of_one_person_and_a_script_on_the_same_token_all_work(served,
         wait_for(lambda: driver.title.startswith("Clusters"))
     finally:
         driver.quit()
+
+
+def test_a_tab_signed_in_again_beside_an_open_one_gets_live_changes(served,
+                                                                   tmp_path_factory):
+    """One tab signs out while another stays open: the live list's shared
+    stream ends with the session and the browser gives it up (its reconnect
+    is refused). Signed in again, the tab's live list works: the shared
+    worker opens a new stream rather than keep the one given up."""
+    from selenium.webdriver.common.by import By
+
+    token = served.request("POST", "/tokens", {"name": "signs out", "role": "reader"}
+                           ).body["token"]
+    driver = _chrome(served, tmp_path_factory.mktemp("again"))
+    driver.set_page_load_timeout(20)
+
+    def sign_in():
+        driver.get(driver.base + "/ui/sign-in")
+        by_label(driver, "Token").send_keys(token)
+        button(driver, "Sign in").click()
+        wait_for(lambda: driver.title.startswith("Fleet overview"))
+
+    try:
+        sign_in()
+        staying = driver.current_window_handle
+        driver.switch_to.new_window("tab")
+        driver.get(driver.base + "/ui/")
+        wait_for(lambda: driver.title.startswith("Fleet overview"))
+        button(driver, "Sign out").click()
+        wait_for(lambda: driver.title.startswith("Sign in"))
+        driver.switch_to.window(staying)
+        wait_for(lambda: "stopped" in driver.find_element(By.ID, "live-status").text)
+        driver.switch_to.new_window("tab")
+        sign_in()
+        assert served.request("PATCH", "/kubeclusters/cluster-07",
+                              {"description": "heard again"}).status == 200
+        wait_for(lambda: any("/kubeclusters/cluster-07" in item.text for item in
+                             driver.find_elements(By.CSS_SELECTOR, "#live-changes li.fresh")))
+    finally:
+        driver.quit()

@@ -6,7 +6,7 @@ import time
 from dataclasses import replace
 
 import orjson
-from flask import Response, request
+from flask import Response, g, request
 from flask.views import MethodView
 
 from inventory.core.caps import (
@@ -18,8 +18,13 @@ from inventory.core.caps import (
     STREAM_KEEPALIVE_SECONDS,
     STREAM_SECONDS,
 )
-from inventory.core.errors import Busy, NotAuthenticated
-from inventory.http.auth import current_principal, current_scope, is_bootstrap_admin
+from inventory.core.errors import Busy, NotAuthenticated, Unavailable
+from inventory.http.auth import (
+    SESSION_COOKIE,
+    current_principal,
+    current_scope,
+    is_bootstrap_admin,
+)
 from inventory.http.blueprint import Blueprint
 from inventory.http.csv_export import JSON, RecordColumns, csv_response, wants_csv
 from inventory.http.errors import RequestError
@@ -39,6 +44,9 @@ GAP_PAUSE = 0.05  # seconds between looks at a slot that is about to be filled
 # Last-Event-ID.
 ENDED_FOR_NEWER = (b": ended: a newer stream or wait of this tenant took its place; "
                    b"resume from the last id\n\n")
+# The last words of a stream whose database went out of reach under it.
+ENDED_UNAVAILABLE = (b": ended: the database cannot be reached; resume from the last id "
+                     b"shortly\n\n")
 
 EVENT_TYPES[:] = event_types()  # handed to the schemas: the document's enum of `type`
 EventListArgsSchema = event_list_args(SPEC.orderings)
@@ -120,13 +128,19 @@ streams = _LongLived()
 
 
 class _Revocation:
-    """Whether the caller's token still authenticates: looked up at most every
-    REVOCATION_CHECK_SECONDS (a revoke in this process is seen at once)."""
+    """Whether the caller's token still authenticates, and a console's
+    session (the live list's stream) is not signed out: looked up at most
+    every REVOCATION_CHECK_SECONDS (a revoke in this process is seen at once)."""
 
     def __init__(self, principal):
         self._key = principal.key
         self._always = is_bootstrap_admin(principal)
         self._checked = time.monotonic()
+        # signed in by a console session: it ends with the session, whoever
+        # signed in (the bootstrap admin too)
+        self._session = request.cookies.get(SESSION_COOKIE) \
+            if getattr(g.get("passage"), "session", None) else None
+        self._sessions, self._session_checked = get_store().sessions, time.monotonic()
         # held here: a stream's body is read after its request's context is gone
         self._tokens = get_store().tokens
         # only with other processes (MongoDB) is there a revoke to look up:
@@ -136,10 +150,12 @@ class _Revocation:
     def slice(self, seconds):
         """How long to wait before looking again (never less than a moment)."""
         seconds = max(seconds, 0.01)
-        return min(seconds, REVOCATION_CHECK_SECONDS) if self._shared and not self._always \
-            else seconds
+        looks = (self._shared and not self._always) or self._session is not None
+        return min(seconds, REVOCATION_CHECK_SECONDS) if looks else seconds
 
     def revoked(self):
+        if self._session_ended():
+            return True
         if self._always:
             return False
         if self._key in self._tokens.revoked_here:
@@ -148,6 +164,13 @@ class _Revocation:
             return False
         self._checked = time.monotonic()
         return not self._tokens.still_valid(self._key)
+
+    def _session_ended(self):
+        if self._session is None or \
+                time.monotonic() - self._session_checked < REVOCATION_CHECK_SECONDS:
+            return False
+        self._session_checked = time.monotonic()
+        return not self._sessions.exists(self._session)
 
 
 class _Watch:
@@ -291,7 +314,10 @@ def _stream(feed, asked):
     principal = current_principal()
     hold = streams.take(principal, stream=True)
     try:
-        body = _EventStream(feed, asked, _Watch(principal, hold), hold)
+        # the first page is read before the answer begins: a database out of
+        # reach is then the 503 every request gets, not a 200 cut short
+        first = feed.page(asked)
+        body = _EventStream(feed, asked, first, _Watch(principal, hold), hold)
     except BaseException:
         streams.give_back(hold)  # no body will give it back
         raise
@@ -305,8 +331,8 @@ class _EventStream:
     """The stream's body; its place is given back when the server closes it,
     whether or not it was ever read."""
 
-    def __init__(self, feed, asked, watch, hold):
-        self._events = self._generate(feed, asked, watch)
+    def __init__(self, feed, asked, first, watch, hold):
+        self._events = self._generate(feed, asked, first, watch)
         self._hold = hold
 
     def __iter__(self):
@@ -317,13 +343,24 @@ class _EventStream:
         streams.give_back(self._hold)
 
     @staticmethod
-    def _generate(feed, asked, watch):
+    def _generate(feed, asked, first, watch):
+        """The stream's lines; `first` is its first page, read already. A
+        database that goes out of reach under it ends it with a comment (the
+        client reconnects and is answered 503 until it is back), not with a
+        broken connection and a traceback."""
+        yield b"retry: 1000\n\n"
+        try:
+            yield from _EventStream._lines(feed, asked, first, watch)
+        except Unavailable:
+            yield ENDED_UNAVAILABLE
+
+    @staticmethod
+    def _lines(feed, asked, page, watch):
         ends = time.monotonic() + STREAM_SECONDS
         revocation = watch.revocation
         # each stream's comments at its own moment within the interval, so
         # that hundreds opened together do not all wake at once
         keepalive = STREAM_KEEPALIVE_SECONDS * random.uniform(0.8, 1.0)
-        yield b"retry: 1000\n\n"
         while (remaining := ends - time.monotonic()) > 0:
             if revocation.revoked():  # ends, with nothing committed after the revoke
                 return
@@ -331,7 +368,8 @@ class _EventStream:
                 if last_words:
                     yield last_words
                 return
-            page = feed.page(asked)
+            if page is None:
+                page = feed.page(asked)
             for event in page.records:
                 yield (f"id: {event['id']}\nevent: {event['type']}\ndata: ".encode()
                        + orjson.dumps(event) + b"\n\n")
@@ -358,3 +396,4 @@ class _EventStream:
                         comment_at = time.monotonic() + keepalive
                     if (remaining := ends - time.monotonic()) <= 0:
                         return
+            page = None  # read anew at the next turn

@@ -3,7 +3,8 @@
 // (GET /events, Server-Sent Events) for all of them, not one a tab. A
 // browser opens at most six HTTP/1.1 connections to a host: six tabs'
 // streams would leave none for any page. The stream closes when the last
-// tab leaves; it resumes with Last-Event-ID when the server ends it.
+// tab leaves; it resumes with Last-Event-ID when the server ends it, and is
+// opened anew by the next tab that comes when the browser gave it up.
 "use strict";
 var stream = null;
 var ports = [];
@@ -43,7 +44,13 @@ self.addEventListener("connect", function (connection) {
       return;
     }
     if (ports.indexOf(port) < 0) { ports.push(port); }
-    if (!stream) { stream = open(asked.url); }
+    // a stream the browser gave up on (refused at a reconnect: signed out,
+    // the service unavailable) is opened anew for a tab that comes (a reload)
+    if (!stream || stream.readyState === EventSource.CLOSED) {
+      if (stream) { stream.close(); }
+      stream = open(asked.url);
+      listened = {};
+    }
     (asked.types || []).forEach(listen);
   };
 });
