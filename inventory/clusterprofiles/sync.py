@@ -245,7 +245,22 @@ class Syncer:
                     return 1
                 sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)
+            except Exception as error:  # noqa: BLE001 - an answer it could not take
+                # A follower that exits on what it could not take would be
+                # restarted into the same answer: a crash loop. Said, and the
+                # whole estate read again after the backoff.
+                self.report(f"internal error: {type(error).__name__}: {_one_line(error)}"
+                            + ("" if once else f" (again in {backoff:.0f} s)"))
+                if once:
+                    return 1
+                full_at = None
+                sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF)
         return 0
+
+
+def _one_line(text):
+    return " ".join(str(text).split())
 
 
 def _merged(held, patch):

@@ -238,3 +238,21 @@ def _healthy(hub, name):
     [condition] = [c for c in hub.profiles_by_name[name]["status"]["conditions"]
                    if c["type"] == "ControlPlaneHealthy"]
     return condition["status"]
+
+
+def test_a_record_it_cannot_take_is_one_line_and_a_retry_not_an_exit():
+    # a follower that exited would be restarted into the same answer: a crash loop
+    inventory = FakeInventory([_cluster("a", labels=["not", "a", "map"])])
+    hub = FakeHub()
+    syncer, reports, _ = _syncer(inventory, hub)
+    naps = []
+    syncer.run(sleep=naps.append, stop=lambda: len(naps) >= 3, resync=10**9)
+    assert naps == [1.0, 2.0, 4.0]
+    assert reports[0].startswith("internal error: AttributeError: ")
+    assert reports[0].endswith("(again in 1 s)") and all("\n" not in line for line in reports)
+    inventory.clusters["a"] = _cluster("a")  # the answer mended: published at the next pass
+    syncer.run(sleep=naps.append, stop=lambda: "a" in hub.profiles_by_name, resync=10**9)
+    assert "a" in hub.profiles_by_name
+    assert syncer.run(once=True) == 0
+    inventory.clusters["a"] = _cluster("a", labels=["not", "a", "map"])
+    assert syncer.run(once=True) == 1
