@@ -31,8 +31,10 @@ from inventory.clusterprofiles.source import FeedExpired, SourceError
 
 MAX_BACKOFF = 60.0
 # A hub refusal of one profile (a 4xx but these) is that profile's problem:
-# said, and the others are written; these say "try again" and stop the pass.
-_TRANSIENT = frozenset({408, 429})
+# said, and the others are written; these say "try again" and stop the pass
+# (401: the hub refuses the syncer's credentials, whatever the profile; the
+# feed waits for them rather than skipping its changes until a resync).
+_TRANSIENT = frozenset({401, 408, 429})
 
 
 def _transient(error):

@@ -5,6 +5,8 @@ failing mid-way). tests/system/test_clusterprofiles_kube.py runs it whole
 against a real kube-apiserver."""
 import copy
 
+import pytest
+
 from inventory.clusterprofiles.hub import HubError
 from inventory.clusterprofiles.profiles import Settings, manager_of
 from inventory.clusterprofiles.source import FeedExpired, SourceError
@@ -256,3 +258,20 @@ def test_a_record_it_cannot_take_is_one_line_and_a_retry_not_an_exit():
     assert syncer.run(once=True) == 0
     inventory.clusters["a"] = _cluster("a", labels=["not", "a", "map"])
     assert syncer.run(once=True) == 1
+
+
+def test_a_hub_that_refuses_the_syncers_credentials_holds_the_feed_until_it_takes_them():
+    # a 401 is the hub refusing the syncer, not the profile: the change is
+    # written once the credentials are good again, not skipped until a resync
+    inventory = FakeInventory([_cluster("a")])
+    hub = FakeHub()
+    syncer, reports, _ = _syncer(inventory, hub)
+    syncer.reconcile()
+    inventory.add("kubecluster.updated", _cluster("a", title="Renamed"))
+    hub.fail["patch"] = HubError("patch clusterprofile a: 401 Unauthorized", 401)
+    with pytest.raises(HubError):  # the loop's one line and backoff (see above)
+        syncer.follow_once()
+    assert reports == [] and syncer.failures == 0
+    assert hub.profiles_by_name["a"]["spec"]["displayName"] == "a"
+    syncer.follow_once()
+    assert hub.profiles_by_name["a"]["spec"]["displayName"] == "Renamed"
