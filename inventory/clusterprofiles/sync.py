@@ -86,7 +86,7 @@ class Syncer:
             changed |= self._take(event)
         now = self.clock()
         for name in sorted(changed):
-            self._apply_one(name, now)
+            self._apply_one(name, now, recheck=True)
         if events:
             self.position = events[-1]["id"]
         self.tick(now)
@@ -148,16 +148,29 @@ class Syncer:
 
     # -- one profile
 
-    def _apply_one(self, name, now):
+    def _apply_one(self, name, now, recheck=False):
         """Make `name`'s profile match its cluster (or go with it); a refusal
-        of this profile alone is said and counted, a transient one raised."""
+        of this profile alone is said and counted, a transient one raised.
+        `recheck` (a change from the feed): a name another manager held at
+        the last list is read again, as that manager may have let it go."""
         try:
+            if recheck and name in self.foreign:
+                self._recheck_foreign(name)
             self._apply(name, now)
         except HubError as error:
             if _transient(error):
                 raise
             self.failures += 1
             self.report(f"clusterprofile {name}: {error}")
+
+    def _recheck_foreign(self, name):
+        found = self.hub.read(name)
+        if found is not None and manager_of(found) != self.settings.manager:
+            self.foreign[name] = manager_of(found)
+            return
+        del self.foreign[name]
+        if found is not None:  # ours now (spec.clusterManager is immutable: made anew)
+            self.held[name] = held_parts(found)
 
     def _apply(self, name, now, again=True):
         cluster = self.clusters.get(name)

@@ -275,3 +275,20 @@ def test_a_hub_that_refuses_the_syncers_credentials_holds_the_feed_until_it_take
     assert hub.profiles_by_name["a"]["spec"]["displayName"] == "a"
     syncer.follow_once()
     assert hub.profiles_by_name["a"]["spec"]["displayName"] == "Renamed"
+
+
+def test_a_name_another_manager_lets_go_is_published_at_its_next_change():
+    inventory = FakeInventory([_cluster("a")])
+    hub = FakeHub()
+    hub.profiles_by_name["a"] = {"metadata": {"name": "a", "uid": "t", "labels": {}},
+                                 "spec": {"clusterManager": {"name": "ocm"}}}
+    syncer, reports, _ = _syncer(inventory, hub)
+    syncer.reconcile()
+    inventory.add("kubecluster.updated", _cluster("a", title="One"))
+    syncer.follow_once()  # still theirs: said again, left as it is
+    assert manager_of(hub.profiles_by_name["a"]) == "ocm" and len(reports) == 2
+    del hub.profiles_by_name["a"]  # OCM lets the cluster go
+    inventory.add("kubecluster.updated", _cluster("a", title="Two"))
+    syncer.follow_once()
+    assert manager_of(hub.profiles_by_name["a"]) == "cluster-inventory"
+    assert hub.profiles_by_name["a"]["spec"]["displayName"] == "Two" and len(reports) == 2
