@@ -381,3 +381,34 @@ def test_a_follower_that_cannot_reach_the_inventory_says_so_and_keeps_trying(org
                for line in lines), lines
     assert [line.rsplit("(", 1)[1] for line in lines[:3]] == [
         "again in 1 s)", "again in 2 s)", "again in 4 s)"]
+
+
+def test_a_forced_delete_of_a_platform_or_an_organization_prunes_all_their_profiles(
+        inventory, hub):
+    # an unscoped reader token: an organization's own token goes with it
+    token = Org(inventory).post("/tokens", {"name": f"syncer-{uuid.uuid4().hex[:6]}",
+                                            "role": "reader"})["token"]
+    doomed, kept = Org(inventory), Org(inventory)
+    on_platform = [doomed.cluster(f"p{i}-{doomed.id[-6:]}")["name"] for i in range(2)]
+    second = f"aks-{uuid.uuid4().hex[:8]}"
+    doomed.post("/kubeplatforms", {"name": second, "organization": doomed.id, "title": "AKS",
+                                   "control_plane": {"provider": "aks"},
+                                   "infrastructure": {"cloud": {"provider": "azure"}}})
+    in_org = [doomed.post("/kubeclusters", {"name": f"o{i}-{doomed.id[-6:]}", "platform": second,
+                                            "environment": "staging", "version": "1.31.4"}
+                          )["name"] for i in range(2)]
+    survivor = kept.cluster("kept-" + kept.id[-6:])["name"]
+    syncer = hub.follow(token)
+    _until(lambda: {*on_platform, *in_org, survivor} <= set(hub.profiles()), 60,
+           "the first reconcile")
+
+    assert inventory.request("DELETE", f"/kubeplatforms/{doomed.platform}?force=true"
+                             ).status == 204
+    _until(lambda: not set(on_platform) & set(hub.profiles()), FOLLOW_WITHIN,
+           "the forced platform delete's profiles pruned")
+    assert set(in_org) <= set(hub.profiles())
+    assert inventory.request("DELETE", f"/organizations/{doomed.id}?force=true").status == 204
+    _until(lambda: not set(in_org) & set(hub.profiles()), FOLLOW_WITHIN,
+           "the forced organization delete's profiles pruned")
+    assert survivor in hub.profiles()
+    hub.stop(syncer)
