@@ -131,8 +131,8 @@ def main(argv=None, environ=None, stdout=None, stderr=None):
         hub.close()
 
 
-class _Stopped(Exception):
-    pass
+class _Stopped(BaseException):
+    """SIGTERM: as KeyboardInterrupt, not an error the loop retries."""
 
 
 def _stop():

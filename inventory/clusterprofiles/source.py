@@ -73,12 +73,26 @@ class Inventory:
             time.sleep(_retry_after(answer.headers.get("Retry-After"), attempt))
         raise AssertionError("unreachable")
 
+    def page(self, path, query=None, read_timeout=None, key="name"):
+        """GET a list page: `{"results": [...], "pagination": {...}}`, each
+        result an object with a text `key`; any other answer (a proxy's,
+        another service's) is a `SourceError`, retried, not a crash."""
+        page = self.get(path, query, read_timeout=read_timeout)
+        results = page.get("results") if isinstance(page, dict) else None
+        pagination = page.get("pagination") if isinstance(page, dict) else None
+        if not isinstance(results, list) or not all(
+                isinstance(item, dict) and isinstance(item.get(key), str) and item[key]
+                for item in results) or not isinstance(pagination or {}, dict):
+            raise SourceError(f"GET {path}: the answer is not the inventory's list "
+                              "(is INVENTORY_URL the inventory's base URL?)")
+        return page
+
     def _walk(self, path, query=None):
         query = {**(query or {}), "limit": PAGE}
         token = ""
         while True:
-            page = self.get(path, {**query, "continue": token} if token else query)
-            yield from page.get("results") or []
+            page = self.page(path, {**query, "continue": token} if token else query)
+            yield from page["results"]
             token = (page.get("pagination") or {}).get("continue") or ""
             if not token:
                 return
@@ -96,8 +110,7 @@ class Inventory:
     def newest_event(self):
         """The id of the newest event the token sees, or None for none: the
         position to follow from once a full list has been read."""
-        page = self.get("/events", {"order_by": "id desc", "limit": 1})
-        results = page.get("results") or []
+        results = self.page("/events", {"order_by": "id desc", "limit": 1}, key="id")["results"]
         return results[0]["id"] if results else None
 
     def events_after(self, position, wait=WAIT):
@@ -106,8 +119,7 @@ class Inventory:
         query = {"limit": PAGE, "wait": wait}
         if position:
             query["after"] = position
-        page = self.get("/events", query, read_timeout=self.timeout + wait)
-        return page.get("results") or []
+        return self.page("/events", query, read_timeout=self.timeout + wait, key="id")["results"]
 
 
 def _retry_after(value, attempt):

@@ -31,8 +31,10 @@ from inventory.clusterprofiles.source import FeedExpired, SourceError
 
 MAX_BACKOFF = 60.0
 # A hub refusal of one profile (a 4xx but these) is that profile's problem:
-# said, and the others are written; these say "try again" and stop the pass.
-_TRANSIENT = frozenset({408, 429})
+# said, and the others are written; these say "try again" and stop the pass
+# (401: the hub refuses the syncer's credentials, whatever the profile; the
+# feed waits for them rather than skipping its changes until a resync).
+_TRANSIENT = frozenset({401, 408, 429})
 
 
 def _transient(error):
@@ -84,7 +86,7 @@ class Syncer:
             changed |= self._take(event)
         now = self.clock()
         for name in sorted(changed):
-            self._apply_one(name, now)
+            self._apply_one(name, now, recheck=True)
         if events:
             self.position = events[-1]["id"]
         self.tick(now)
@@ -146,16 +148,29 @@ class Syncer:
 
     # -- one profile
 
-    def _apply_one(self, name, now):
+    def _apply_one(self, name, now, recheck=False):
         """Make `name`'s profile match its cluster (or go with it); a refusal
-        of this profile alone is said and counted, a transient one raised."""
+        of this profile alone is said and counted, a transient one raised.
+        `recheck` (a change from the feed): a name another manager held at
+        the last list is read again, as that manager may have let it go."""
         try:
+            if recheck and name in self.foreign:
+                self._recheck_foreign(name)
             self._apply(name, now)
         except HubError as error:
             if _transient(error):
                 raise
             self.failures += 1
             self.report(f"clusterprofile {name}: {error}")
+
+    def _recheck_foreign(self, name):
+        found = self.hub.read(name)
+        if found is not None and manager_of(found) != self.settings.manager:
+            self.foreign[name] = manager_of(found)
+            return
+        del self.foreign[name]
+        if found is not None:  # ours now (spec.clusterManager is immutable: made anew)
+            self.held[name] = held_parts(found)
 
     def _apply(self, name, now, again=True):
         cluster = self.clusters.get(name)
@@ -245,7 +260,22 @@ class Syncer:
                     return 1
                 sleep(backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)
+            except Exception as error:  # noqa: BLE001 - an answer it could not take
+                # A follower that exits on what it could not take would be
+                # restarted into the same answer: a crash loop. Said, and the
+                # whole estate read again after the backoff.
+                self.report(f"internal error: {type(error).__name__}: {_one_line(error)}"
+                            + ("" if once else f" (again in {backoff:.0f} s)"))
+                if once:
+                    return 1
+                full_at = None
+                sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF)
         return 0
+
+
+def _one_line(text):
+    return " ".join(str(text).split())
 
 
 def _merged(held, patch):

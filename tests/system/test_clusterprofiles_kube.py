@@ -12,10 +12,9 @@ import uuid
 import pytest
 import yaml
 
-from tests.support.served import ROOT, Gunicorn
+from tests.support.served import ROOT, Gunicorn, free_port
 
 pytestmark = pytest.mark.slow
-INVENTORY_PORT = 9810
 ADMIN = "clusterprofiles-admin-token"
 PROFILES = "/apis/multicluster.x-k8s.io/v1alpha1/namespaces/{}/clusterprofiles"
 FOLLOW_WITHIN = 5.0  # seconds: the contract's bound on applying a change
@@ -36,7 +35,7 @@ def _in_namespace(manifest, namespace):
 
 @pytest.fixture(scope="module")
 def inventory():
-    server = Gunicorn(ADMIN, port=INVENTORY_PORT)
+    server = Gunicorn(ADMIN)  # on a free port of TEST_PORTS: a shared machine's share
     yield server
     server.stop()
 
@@ -90,8 +89,8 @@ class Hub:
     """A namespace of the real API server with the page's Role, and the
     syncer run against it with its ServiceAccount's token."""
 
-    def __init__(self, kube, tmp_path):
-        self.kube = kube
+    def __init__(self, kube, tmp_path, inventory_port):
+        self.kube, self.inventory_port = kube, inventory_port
         self.namespace = f"fleet-{uuid.uuid4().hex[:8]}"
         for manifest in _doc_manifests():
             kube.apply(_in_namespace(manifest, self.namespace))
@@ -111,7 +110,8 @@ class Hub:
 
     def env(self, token):
         return {"PATH": "/usr/bin:/bin", "HOME": str(self.tmp_path),
-                "INVENTORY_URL": f"http://127.0.0.1:{INVENTORY_PORT}", "INVENTORY_TOKEN": token}
+                "INVENTORY_URL": f"http://127.0.0.1:{self.inventory_port}",
+                "INVENTORY_TOKEN": token}
 
     def once(self, token, *args):
         return subprocess.run(self.command(token, "--once", *args), cwd=ROOT, env=self.env(token),
@@ -143,8 +143,8 @@ class Hub:
 
 
 @pytest.fixture
-def hub(kube_apiserver, tmp_path):
-    hub = Hub(kube_apiserver, tmp_path)
+def hub(kube_apiserver, tmp_path, inventory):
+    hub = Hub(kube_apiserver, tmp_path, inventory.port)
     yield hub
     hub.close()
 
@@ -368,7 +368,7 @@ def test_a_follower_that_cannot_reach_the_inventory_says_so_and_keeps_trying(org
     with open(errors, "w") as stderr:
         syncer = subprocess.Popen(
             hub.command(org.token), cwd=ROOT, env={**hub.env(org.token),
-                                                   "INVENTORY_URL": "http://127.0.0.1:9899"},
+                                                   "INVENTORY_URL": f"http://127.0.0.1:{free_port()}"},
             stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         _until(lambda: len(errors.read_text().splitlines()) >= 3, 60, "three failed passes")
@@ -381,3 +381,34 @@ def test_a_follower_that_cannot_reach_the_inventory_says_so_and_keeps_trying(org
                for line in lines), lines
     assert [line.rsplit("(", 1)[1] for line in lines[:3]] == [
         "again in 1 s)", "again in 2 s)", "again in 4 s)"]
+
+
+def test_a_forced_delete_of_a_platform_or_an_organization_prunes_all_their_profiles(
+        inventory, hub):
+    # an unscoped reader token: an organization's own token goes with it
+    token = Org(inventory).post("/tokens", {"name": f"syncer-{uuid.uuid4().hex[:6]}",
+                                            "role": "reader"})["token"]
+    doomed, kept = Org(inventory), Org(inventory)
+    on_platform = [doomed.cluster(f"p{i}-{doomed.id[-6:]}")["name"] for i in range(2)]
+    second = f"aks-{uuid.uuid4().hex[:8]}"
+    doomed.post("/kubeplatforms", {"name": second, "organization": doomed.id, "title": "AKS",
+                                   "control_plane": {"provider": "aks"},
+                                   "infrastructure": {"cloud": {"provider": "azure"}}})
+    in_org = [doomed.post("/kubeclusters", {"name": f"o{i}-{doomed.id[-6:]}", "platform": second,
+                                            "environment": "staging", "version": "1.31.4"}
+                          )["name"] for i in range(2)]
+    survivor = kept.cluster("kept-" + kept.id[-6:])["name"]
+    syncer = hub.follow(token)
+    _until(lambda: {*on_platform, *in_org, survivor} <= set(hub.profiles()), 60,
+           "the first reconcile")
+
+    assert inventory.request("DELETE", f"/kubeplatforms/{doomed.platform}?force=true"
+                             ).status == 204
+    _until(lambda: not set(on_platform) & set(hub.profiles()), FOLLOW_WITHIN,
+           "the forced platform delete's profiles pruned")
+    assert set(in_org) <= set(hub.profiles())
+    assert inventory.request("DELETE", f"/organizations/{doomed.id}?force=true").status == 204
+    _until(lambda: not set(in_org) & set(hub.profiles()), FOLLOW_WITHIN,
+           "the forced organization delete's profiles pruned")
+    assert survivor in hub.profiles()
+    hub.stop(syncer)

@@ -5,6 +5,8 @@ failing mid-way). tests/system/test_clusterprofiles_kube.py runs it whole
 against a real kube-apiserver."""
 import copy
 
+import pytest
+
 from inventory.clusterprofiles.hub import HubError
 from inventory.clusterprofiles.profiles import Settings, manager_of
 from inventory.clusterprofiles.source import FeedExpired, SourceError
@@ -238,3 +240,55 @@ def _healthy(hub, name):
     [condition] = [c for c in hub.profiles_by_name[name]["status"]["conditions"]
                    if c["type"] == "ControlPlaneHealthy"]
     return condition["status"]
+
+
+def test_a_record_it_cannot_take_is_one_line_and_a_retry_not_an_exit():
+    # a follower that exited would be restarted into the same answer: a crash loop
+    inventory = FakeInventory([_cluster("a", labels=["not", "a", "map"])])
+    hub = FakeHub()
+    syncer, reports, _ = _syncer(inventory, hub)
+    naps = []
+    syncer.run(sleep=naps.append, stop=lambda: len(naps) >= 3, resync=10**9)
+    assert naps == [1.0, 2.0, 4.0]
+    assert reports[0].startswith("internal error: AttributeError: ")
+    assert reports[0].endswith("(again in 1 s)") and all("\n" not in line for line in reports)
+    inventory.clusters["a"] = _cluster("a")  # the answer mended: published at the next pass
+    syncer.run(sleep=naps.append, stop=lambda: "a" in hub.profiles_by_name, resync=10**9)
+    assert "a" in hub.profiles_by_name
+    assert syncer.run(once=True) == 0
+    inventory.clusters["a"] = _cluster("a", labels=["not", "a", "map"])
+    assert syncer.run(once=True) == 1
+
+
+def test_a_hub_that_refuses_the_syncers_credentials_holds_the_feed_until_it_takes_them():
+    # a 401 is the hub refusing the syncer, not the profile: the change is
+    # written once the credentials are good again, not skipped until a resync
+    inventory = FakeInventory([_cluster("a")])
+    hub = FakeHub()
+    syncer, reports, _ = _syncer(inventory, hub)
+    syncer.reconcile()
+    inventory.add("kubecluster.updated", _cluster("a", title="Renamed"))
+    hub.fail["patch"] = HubError("patch clusterprofile a: 401 Unauthorized", 401)
+    with pytest.raises(HubError):  # the loop's one line and backoff (see above)
+        syncer.follow_once()
+    assert reports == [] and syncer.failures == 0
+    assert hub.profiles_by_name["a"]["spec"]["displayName"] == "a"
+    syncer.follow_once()
+    assert hub.profiles_by_name["a"]["spec"]["displayName"] == "Renamed"
+
+
+def test_a_name_another_manager_lets_go_is_published_at_its_next_change():
+    inventory = FakeInventory([_cluster("a")])
+    hub = FakeHub()
+    hub.profiles_by_name["a"] = {"metadata": {"name": "a", "uid": "t", "labels": {}},
+                                 "spec": {"clusterManager": {"name": "ocm"}}}
+    syncer, reports, _ = _syncer(inventory, hub)
+    syncer.reconcile()
+    inventory.add("kubecluster.updated", _cluster("a", title="One"))
+    syncer.follow_once()  # still theirs: said again, left as it is
+    assert manager_of(hub.profiles_by_name["a"]) == "ocm" and len(reports) == 2
+    del hub.profiles_by_name["a"]  # OCM lets the cluster go
+    inventory.add("kubecluster.updated", _cluster("a", title="Two"))
+    syncer.follow_once()
+    assert manager_of(hub.profiles_by_name["a"]) == "cluster-inventory"
+    assert hub.profiles_by_name["a"]["spec"]["displayName"] == "Two" and len(reports) == 2
