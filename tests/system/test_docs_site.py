@@ -73,9 +73,9 @@ def test_the_manual_names_only_settings_that_exist_and_sets_no_constant():
 
     settings = {setting.name for setting in SETTINGS}
     constants = _code_constants()
-    # scripts/docs's, the races', scripts/wire's
+    # scripts/docs's, the races', scripts/wire's, scripts/test's
     scripts_own = {"DOCS_PORT", "RACE_ROUNDS", "FEED_RACE_ROUNDS", "RACE_SERVINGS",
-                   "MONGODB_URI", "FERRETDB_PORT"}
+                   "MONGODB_URI", "FERRETDB_PORT", "TEST_WORKERS", "TEST_PORTS"}
     from inventory.agent.cli import ENVIRONMENT as AGENTS_OWN  # the scanning agent's
 
     settings |= set(AGENTS_OWN)
