@@ -5,6 +5,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 from inventory.core import rollouts as rules
 from inventory.core.filtering import MAX_LENGTH as MAX_FILTER
 from inventory.core.ids import ORGANIZATION_ID as ORG_ID
+from inventory.core.readiness import CHECKS as READINESS_CHECKS
 from schemas.common import (
     BodySchema,
     audit_fields,
@@ -53,6 +54,7 @@ class RolloutStageSchema(Schema):
     soak = fields.String(load_default="PT0S", validate=_soak, metadata={
         "description": "How long the stage waits, once every cluster of it is done, "
                        "before the next stage's turn: an ISO 8601 duration, PT0S to P30D.",
+        "pattern": rules.SOAK_PATTERN, "maxLength": rules.MAX_SOAK_LENGTH,
         "examples": ["PT0S", "PT12H", "P2D"]})
     approval = JsonBoolean(load_default=False, metadata={
         "description": "Whether its turn waits for `POST /rollouts/{rollout}:approve`."})
@@ -76,7 +78,8 @@ class RolloutStageStatusSchema(Schema):
 
 class RolloutStatusSchema(Schema):
     state = fields.String(required=True, metadata={"enum": list(rules.ROLLOUT_STATES)})
-    stages = fields.List(fields.Nested(RolloutStageStatusSchema), required=True)
+    stages = fields.List(fields.Nested(RolloutStageStatusSchema), required=True,
+                         metadata={"maxItems": rules.MAX_STAGES})
     unstaged = WholeNumber(required=True, metadata={
         "minimum": 0, "maximum": MAX_SAFE_INTEGER,
         "description": "Clusters the rollout may see that no stage's filter matches."})
@@ -136,6 +139,10 @@ class RolloutApproveSchema(BodySchema):
 
     SCHEMA_NAME = "RolloutApprove"
     EXAMPLE = {"stage": "production"}
+    IGNORED = frozenset({"$schema"})  # a client may send back what it read
+
+    class Meta:
+        exclude = ("schema_url",)  # a request: it names no schema of its own
     stage = Slug(required=True, metadata={"description": "The held stage's name."})
 
 
@@ -150,7 +157,7 @@ class RolloutClusterReadinessSchema(Schema):
     target = fields.String(required=True, allow_none=True)
     checks = fields.List(fields.Nested(RolloutClusterReadinessCheckSchema), required=True,
                          metadata={"description": "Its checks that are not passing: what "
-                                   "blocks it (or warns)."})
+                                   "blocks it (or warns).", "maxItems": len(READINESS_CHECKS)})
 
 
 class RolloutClusterSchema(BodySchema):

@@ -28,8 +28,12 @@ GOES = frozenset({"passing", "warning"})
 _MINOR_RE = re.compile(r"^(0|[1-9]\d{0,2})\.(0|[1-9]\d{0,2})$")
 # ISO 8601 durations of fixed length: weeks, days, hours, minutes, seconds
 # (years and months have none)
-_DURATION = re.compile(r"^P(?!$)(?:(\d{1,4})W)?(?:(\d{1,5})D)?"
-                       r"(?:T(?=\d)(?:(\d{1,6})H)?(?:(\d{1,8})M)?(?:(\d{1,9})S)?)?$")
+# an ISO 8601 duration of weeks, days, hours, minutes and seconds (the
+# pattern the OpenAPI document states; matched whole: no trailing newline)
+SOAK_PATTERN = (r"^P(?!$)(?:(\d{1,4})W)?(?:(\d{1,5})D)?"
+                r"(?:T(?=\d)(?:(\d{1,6})H)?(?:(\d{1,8})M)?(?:(\d{1,9})S)?)?$")
+MAX_SOAK_LENGTH = 39  # "P" 4+1 5+1 "T" 6+1 8+1 9+1
+_DURATION = re.compile(SOAK_PATTERN)
 
 
 def parse_target(text):
@@ -41,7 +45,7 @@ def parse_target(text):
 def parse_soak(text):
     """The timedelta of an ISO 8601 duration (`PT0S`, `PT12H`, `P2D`,
     `P1W`), or None when it is not one or lies outside PT0S..P30D."""
-    match = _DURATION.match(text) if isinstance(text, str) else None
+    match = _DURATION.fullmatch(text) if isinstance(text, str) else None
     if match is None:
         return None
     weeks, days, hours, minutes, seconds = (int(part or 0) for part in match.groups())

@@ -283,6 +283,25 @@ def test_a_held_stage_opens_when_a_writer_approves_it(app, client, inventory, cl
     assert approved["changes"]["status.stages.gated.state"] == {"from": "held", "to": "open"}
 
 
+@pytest.mark.parametrize("method", ["get", "patch", "delete"])
+def test_an_approval_taken_by_another_method_is_405_not_a_bad_name(client, inventory, method):
+    """`/rollouts/wave:approve` is the approval's URL: the rollout's own
+    route matches it too (its key would take `wave:approve`), but another
+    method there is a 405 naming POST, not a 422 about the rollout's name,
+    and changes nothing."""
+    inventory.cluster(name="c1", version="1.31.2")
+    make(client, stages=[{"name": "gated", "filter": "", "approval": True}])
+    def record():  # as stored: its counts are made at each read
+        body = client.get("/rollouts/wave").get_json()
+        body["status"].pop("computed_on")
+        return body
+    before = record()
+    answer = getattr(client, method)("/rollouts/wave:approve", json={"stage": "gated"})
+    assert_problem(answer, 405)
+    assert set(answer.headers["Allow"].split(", ")) == {"POST", "OPTIONS"}
+    assert record() == before
+
+
 def test_an_approval_while_paused_opens_the_stage_once_resumed(client, inventory, clock):
     inventory.cluster(name="c1", version="1.31.2")
     make(client, paused=True, stages=[{"name": "gated", "filter": "", "approval": True}])
