@@ -1,7 +1,9 @@
 """The Flask application class of the service."""
 import inspect
 
-from flask import Flask
+from flask import Flask, request
+
+from inventory.http import actions
 
 
 class Application(Flask):
@@ -27,7 +29,9 @@ class Application(Flask):
 
     def make_default_options_response(self):
         """Flask's answer to OPTIONS, its `Allow` sorted as a 405's is: Flask
-        lists a set, whose order changes with each process's hash seed."""
+        lists a set, whose order changes with each process's hash seed. An
+        action's URL lists the action's methods only (inventory.http.actions)."""
         response = super().make_default_options_response()
-        response.headers["Allow"] = ", ".join(sorted(response.allow))
+        allowed = actions.methods_of(request.path) or response.allow
+        response.headers["Allow"] = ", ".join(sorted(allowed))
         return response

@@ -6,11 +6,13 @@ import functools
 import re
 
 import flask_smorest
+from flask import request
 from flask_smorest.utils import resolve_schema_instance, unpack_tuple_response
 from werkzeug.datastructures import Headers
 from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.wrappers import Response
 
+from inventory.http import actions
 from inventory.http.dumping import compiled_dump
 from inventory.http.errors import RequestError
 from inventory.http.loading import plan_nested_loads
@@ -30,21 +32,14 @@ def path_parameters(rule):
 PATH_KEYS = {}
 
 
-# The actions on a record (`/rollouts/<rollout>:approve`), by the parameter
-# they follow: {name: {verb: methods}}. The record's own route matches such
-# a path too, its key taking the `:verb`: a method the action does not take
-# is then a 405, as for any route, not a key refused.
-ACTIONS = {}
-_ACTION_RE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>:([a-z][A-Za-z]*)$")
-
-
 def _checked(path):
     """The path parameters of a request, each checked by its PathKey (a 422
     at `path.<name>` for a value it does not allow)."""
+    allowed = actions.methods_of(request.path)  # an action's URL, seen by its record's route
+    if allowed is not None and request.method not in allowed:
+        raise MethodNotAllowed(valid_methods=sorted(allowed))
     for name, value in path.items():
-        key, verb = PATH_KEYS[name], value.rpartition(":")[2]
-        if ":" in value and verb in ACTIONS.get(name, {}):
-            raise MethodNotAllowed(valid_methods=sorted(ACTIONS[name][verb]))
+        key = PATH_KEYS[name]
         if not key.matches(value):
             raise RequestError(422, f"path.{name}", f"Must be {key.what}.", value)
     return path
@@ -93,10 +88,8 @@ class Blueprint(flask_smorest.Blueprint):
                                "(give it in the Blueprint's path_keys)")
         if view_func is not None and path_parameters(rule):
             view_func = _checking_path_keys(view_func)
-        action = _ACTION_RE.search(rule)
-        if action:
-            methods = kwargs.get("methods") or getattr(view_func, "methods", None) or ("GET",)
-            ACTIONS.setdefault(action[1], {})[action[2]] = {*methods, "OPTIONS"}
+        actions.declare(rule, kwargs.get("methods") or getattr(view_func, "methods", None)
+                        or ("GET",))
         super().add_url_rule(rule, endpoint, view_func, *args, **kwargs)
 
     def arguments(self, schema, *args, **kwargs):

@@ -10,6 +10,7 @@ from flask import current_app, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from inventory.core import errors
+from inventory.http import actions
 from inventory.http.observability import instance_uri, request_id
 from inventory.http.parser import parse_json_body
 from inventory.http.problems import problem_body
@@ -180,7 +181,8 @@ def handle_http_exception(error):
     entries = validation_entries(data["messages"]) if "messages" in data else []
     headers.update(data.get("headers") or {})
     if isinstance(error, MethodNotAllowed):
-        headers["Allow"] = ", ".join(sorted(error.valid_methods or []))
+        allowed = actions.methods_of(request.path) or error.valid_methods or ()
+        headers["Allow"] = ", ".join(sorted(allowed))
         detail = f"The method {request.method} is not allowed on {request.path}."
     elif status == 400 and entries:
         detail = "The request body is not valid JSON: " + entries[0]["message"]

@@ -283,7 +283,7 @@ def test_a_held_stage_opens_when_a_writer_approves_it(app, client, inventory, cl
     assert approved["changes"]["status.stages.gated.state"] == {"from": "held", "to": "open"}
 
 
-@pytest.mark.parametrize("method", ["get", "patch", "delete"])
+@pytest.mark.parametrize("method", ["get", "patch", "delete", "put"])
 def test_an_approval_taken_by_another_method_is_405_not_a_bad_name(client, inventory, method):
     """`/rollouts/wave:approve` is the approval's URL: the rollout's own
     route matches it too (its key would take `wave:approve`), but another
@@ -300,6 +300,7 @@ def test_an_approval_taken_by_another_method_is_405_not_a_bad_name(client, inven
     assert_problem(answer, 405)
     assert set(answer.headers["Allow"].split(", ")) == {"POST", "OPTIONS"}
     assert record() == before
+    assert client.options("/rollouts/wave:approve").headers["Allow"] == "OPTIONS, POST"
 
 
 def test_an_approval_while_paused_opens_the_stage_once_resumed(client, inventory, clock):
