@@ -21,6 +21,8 @@ UNSTATED = {
     "shows the setting (WEBHOOK_DELIVERIES_PER_ORGANIZATION)",
     "inventory.core.caps.UNSCOPED_WEBHOOKS": "a setting's default (QUOTA_UNSCOPED_WEBHOOKS)",
     "schemas.fields.MAX_SAFE_INTEGER": "the JSON Schema maximum of counts the service makes",
+    "inventory.core.rollouts.MAX_SOAK_LENGTH": "the longest text a soak's own grammar allows: "
+    "the rollouts' row states the soak's range (PT0S to P30D)",
 }
 
 
