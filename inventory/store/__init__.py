@@ -361,7 +361,6 @@ def init_app(app, config, resources):
         store.create_indexes(unless_known=True)  # no release step runs for it
         if config.journaled:
             store.signing_key()  # made at start, not by the first page a reader asks for
-        store.events.note_left_pending()
         envelope = store.envelope()
         if not envelope["within"]:
             log.warning("The embedded store holds %s, past the envelope it is measured for "
