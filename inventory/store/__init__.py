@@ -105,9 +105,10 @@ def connect(config):
         return _Guarded(client.get_default_database(default="inventory"))
     from inventory.embedded.database import embedded_database
 
+    # serving, the replayed store is warmed after the start (init_app), in turns
     return embedded_database(config.MONGODB_DB or "inventory",
                              config.INVENTORY_DATA_DIR if config.journaled else None,
-                             config.INVENTORY_FSYNC)
+                             config.INVENTORY_FSYNC, warm=not config.ANNOUNCE)
 
 
 class Store:
@@ -361,7 +362,6 @@ def init_app(app, config, resources):
         store.create_indexes(unless_known=True)  # no release step runs for it
         if config.journaled:
             store.signing_key()  # made at start, not by the first page a reader asks for
-        store.events.note_left_pending()
         envelope = store.envelope()
         if not envelope["within"]:
             log.warning("The embedded store holds %s, past the envelope it is measured for "
@@ -381,6 +381,9 @@ def init_app(app, config, resources):
         # (once the start's own passes are done: under gevent these threads
         # are greenlets, and their first passes, over every record at the
         # envelope, would run inside the start's turns and lengthen it)
+        if config.embedded:
+            threading.Thread(target=store.db.warm_in_turns, name="store-warmer",
+                             daemon=True).start()
         store.events.start_sweeping()
         store.start_finishing_deletes()
         if not config.embedded:

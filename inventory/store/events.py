@@ -220,6 +220,8 @@ class EventStore:
             self.append(event)
         if pending:
             self._clear_outbox(collection, stored_key, pending)
+        else:  # its writer published it meanwhile: nothing to look at again
+            self._pending.get(collection.name, {}).pop(stored_key, None)
 
     def note_pending(self, collection, stored_key, since):
         """A writer is writing events into the record's outbox (`since` then)."""
@@ -540,22 +542,21 @@ class EventStore:
                 swept += 1
         return swept
 
-    def note_left_pending(self):
-        """At start, on the embedded store: note which records an earlier
-        process left with pending events (one pass over each collection,
-        while nothing is served), so that no sweep ever makes that pass."""
-        for source in self.sources:
-            self._stale(source.collection, datetime.min)
-
     def _stale(self, collection, cutoff):
         """The keys of the collection's records whose outbox is older than `cutoff`."""
         if self.shared:  # other processes write too: the sparse index serves the query
             return [doc["_id"] for doc in
                     collection.find({OUTBOX_SINCE: {"$lt": cutoff}}, {"_id": 1})]
         pending = self._pending.get(collection.name)
-        if pending is None:  # this process's first look: what an earlier one left
-            pending = self._pending[collection.name] = dict.fromkeys(
-                collection.keys_having(OUTBOX_SINCE), datetime.min)
+        if pending is None:
+            # this process's first look, in the first sweep (not at start: a
+            # pass over every record, which at the envelope would add a second
+            # to the start; the walk goes in slices while requests are served):
+            # what an earlier process left. The writers noted during the walk
+            # are kept: the dict is there before it.
+            pending = self._pending[collection.name] = {}
+            for key in collection.keys_having(OUTBOX_SINCE):
+                pending.setdefault(key, datetime.min)
         return [key for key, since in list(pending.items()) if since < cutoff]
 
     def start_sweeping(self):

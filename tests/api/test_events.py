@@ -7,10 +7,11 @@ import time
 
 import pytest
 
+from app import create_app
 from inventory.core.errors import Unavailable
 from inventory.http.auth import Principal
 from inventory.store import events as feed_module
-from tests.conftest import ADMIN_TOKEN, REAL_MONGO, assert_problem, client_with, walk
+from tests.conftest import ADMIN_TOKEN, REAL_MONGO, assert_problem, client_with, make_config, walk
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
 
@@ -675,3 +676,55 @@ def test_a_commit_wakes_only_the_waiters_that_may_see_its_event(app, client, inv
     (answer,) = answers
     assert [e["subject"] for e in answer.get_json()["results"]] == ["/kubeplatforms/mine-1"]
     assert store.events.wakeups == woken + 1
+
+
+@pytest.mark.skipif(REAL_MONGO, reason="the embedded store's sweep; MongoDB's has its index")
+def test_a_writer_noted_while_the_first_look_walks_is_kept(client, store, monkeypatch):
+    """The first look walks every record in slices while requests are
+    served: a writer that dies during the walk, after the walk passed its
+    record, is still swept."""
+    real_keys_having = type(store.organizations.collection).keys_having
+    publish = store.events.publish_pending
+
+    def walking(collection, field):
+        keys = real_keys_having(collection, field)
+        if collection.name == "organizations" and field == feed_module.OUTBOX_SINCE:
+            store.events.publish_pending = _dies  # a writer, between two slices, dies
+            try:
+                with pytest.raises(SystemExit):
+                    client.post("/organizations", json={"title": "during the walk"})
+            finally:
+                store.events.publish_pending = publish
+        return keys
+    monkeypatch.setattr(type(store.organizations.collection), "keys_having", walking)
+    assert store.events.sweep(older_than=-1) == 1
+    newest = client.get(f"/events/evt_{store.events.head()}").get_json()
+    assert newest["object"]["title"] == "during the walk"
+
+
+@pytest.mark.skipif(REAL_MONGO, reason="the embedded store's start")
+def test_the_start_leaves_the_first_look_to_the_first_sweep(tmp_path, monkeypatch):
+    """A start makes no pass over the records for what an earlier process
+    left pending (about a second at the envelope, before the first answer):
+    the first sweep does, and finds it."""
+    config = make_config(INVENTORY_DATA_DIR=str(tmp_path))
+    earlier = create_app(config)
+    store = earlier.extensions["inventory.store"]
+    monkeypatch.setattr(store.events, "publish_pending", _dies)
+    with pytest.raises(SystemExit):
+        client_with(earlier, ADMIN_TOKEN).post("/organizations", json={"title": "left"})
+    monkeypatch.undo()
+    store.db.journal.close()
+    walked = []
+    real_keys_having = type(store.organizations.collection).keys_having
+    monkeypatch.setattr(type(store.organizations.collection), "keys_having",
+                        lambda collection, field: walked.append(field)
+                        or real_keys_having(collection, field))
+    later = create_app(config)
+    assert feed_module.OUTBOX_SINCE not in walked  # the start walked no outboxes
+    store = later.extensions["inventory.store"]
+    assert store.events.sweep(older_than=-1) == 1
+    assert feed_module.OUTBOX_SINCE in walked
+    newest = client_with(later, ADMIN_TOKEN).get(f"/events/evt_{store.events.head()}")
+    assert newest.get_json()["object"]["title"] == "left"
+    store.db.journal.close()

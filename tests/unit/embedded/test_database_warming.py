@@ -1,0 +1,68 @@
+"""The embedded store's warm after a start that answers first
+(`LockedDatabase.warm_in_turns`): the same caches as a warm at start, one
+pass per turn of the lock, writes between the passes kept."""
+import datetime
+import os
+
+import pytest
+
+from inventory.embedded import database as database_module
+from inventory.embedded.database import embedded_database
+
+pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,
+                                reason="the embedded store's")
+
+
+@pytest.fixture
+def caches():
+    """What a warm makes is private to each collection: its only effect on
+    reads is their speed, so a test of the warm reads the caches themselves."""
+    def read(collection):
+        lookups = {field: {value: sorted(database_module._holders(lookup, value))
+                           for value in lookup}
+                   for field, lookup in collection._by_field.items() if lookup is not None}
+        expiring = sorted(collection._expiring) if collection._expiring is not None else None
+        return {"keys": collection._keys, "lookups": lookups, "expiring": expiring}
+    return read
+
+
+def estate(directory):
+    db = embedded_database("inventory", str(directory), "no")
+    db.things.create_index([("parent", 1)])
+    db.things.create_index([("name", 1)])
+    db.things.create_index([("_order_name", 1)])
+    db.things.create_index([("at", 1)], expireAfterSeconds=3600)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, microsecond=0)
+    db.things.insert_many([{"_id": f"k{i:02d}", "parent": f"p{i % 3}", "name": f"n{i}",
+                            "_order_name": str(i), "at": now} for i in range(30, 0, -1)])
+    db.journal.close()
+
+
+def test_a_start_left_unwarmed_is_warmed_in_turns_one_pass_each(tmp_path, caches,
+                                                                 monkeypatch):
+    estate(tmp_path)
+    db = embedded_database("inventory", str(tmp_path), "no", warm=False)
+    things = db.things
+    assert caches(things) == {"keys": None, "lookups": {}, "expiring": None}
+    turns = []
+
+    def others_run():
+        # between two passes: the lock is free, and a writer may write
+        assert not database_module._LOCK.held_once()
+        turns.append(caches(things))
+        if len(turns) == 3:
+            things.insert_one({"_id": "k99", "parent": "p0", "name": "between",
+                               "_order_name": "99"})
+    monkeypatch.setattr(database_module, "_let_others_run", others_run)
+    db.warm_in_turns()
+    # one pass a turn: the name's lookup, the parent's, the expiry heap, the key order
+    assert [sorted(turn["lookups"]) for turn in turns] == [
+        ["name"], ["name", "parent"], ["name", "parent"], ["name", "parent"]]
+    assert [turn["expiring"] is not None for turn in turns] == [False, False, True, True]
+    assert [turn["keys"] is not None for turn in turns] == [False, False, False, True]
+    assert [doc["_id"] for doc in things.find({"parent": "p0"})][-1] == "k99"
+    warmed_in_turns = caches(things)
+    db.journal.close()
+    warmed_at_start = caches(embedded_database("inventory", str(tmp_path), "no").things)
+    assert warmed_in_turns == warmed_at_start
+    assert "k99" in warmed_at_start["lookups"]["parent"]["p0"]
