@@ -21,10 +21,17 @@ requests/s ratios service/bare, service/framework and framework/bare, and
 whether the service's p99 is within 3x its p50; at the end, the targets and
 the growth of each route's p50 with N. The report goes to --out too.
 
+With --against REV, a fourth server joins the rotation: the service as it
+was at the commit REV (a git worktree of it, made for the run and removed
+after), seeded the same way (its own random ids: the routes are found on
+it the same way, and its answers are not compared), so that a change is
+measured against what it changed in one run, under one load.
+
     scripts/bench [--sizes 100,1000,10000,100000] [--rounds 7] [--duration 3]
-                  [--out bench/latest.txt]
+                  [--against REV] [--out bench/latest.txt]
 """
 import argparse
+import contextlib
 import datetime
 import http.client
 import json
@@ -48,6 +55,9 @@ GUNICORN = os.path.join(os.path.dirname(sys.executable), "gunicorn")
 SERVERS = {"service": "bench.seeded_app:app",
            "framework": "bench.framework_app:create_app()",
            "bare": "bench.baseline_app:app"}
+FLOORS = tuple(SERVERS)  # the service and its two floors, as the tables show them
+AGAINST = None  # (commit, subject) of --against
+BEFORE = "before"  # the service at --against's commit, when given: SERVERS gains it
 FILTER = 'environment="production" AND version<"1.30"'
 ORDER_BY = "version desc"  # issue 13: an ordered page costs at most 3x an unordered first one
 MAX_ORDERED = 3.0
@@ -99,11 +109,12 @@ def call(port, method, path, body=None, token=None, host=None):
         connection.close()
 
 
-def start(app, port, env):
-    """`app` under gunicorn with gunicorn.conf.py, once it answers /healthz."""
+def start(app, port, env, tree=ROOT):
+    """`app` of the checkout `tree` under gunicorn with its gunicorn.conf.py,
+    once it answers /healthz."""
     process = subprocess.Popen(
-        [GUNICORN, "-c", os.path.join(ROOT, "gunicorn.conf.py"), app],
-        cwd=ROOT, env={**os.environ, **env, "PORT": str(port), "WEB_CONCURRENCY": "1",
+        [GUNICORN, "-c", os.path.join(tree, "gunicorn.conf.py"), app],
+        cwd=tree, env={**os.environ, **env, "PORT": str(port), "WEB_CONCURRENCY": "1",
                        "GUNICORN_TIMEOUT": "300"},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
@@ -310,27 +321,35 @@ class Servers:
     """The three servers of one size, each on its own port, and the bench's
     token; `stop()` ends them."""
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, before_tree=None):
         self.workdir, self.processes, self.token = workdir, [], None
         self.ports = dict(zip(SERVERS, free_ports(len(SERVERS))))
+        self.before_tree, self.before_token, self.before_routes = before_tree, None, {}
 
     def start(self, server, env):
-        self.processes.append(start(SERVERS[server], self.ports[server], env))
+        tree = self.before_tree if server == BEFORE else ROOT
+        self.processes.append(start(SERVERS[server], self.ports[server], env, tree))
+
+    def token_of(self, server):
+        return self.before_token if server == BEFORE else self.token
 
     def fetcher(self, server):
         """`fetch(method, path, body=None)` on `server`, for the service's
         host: the floors then make the same `$schema` URLs as the service."""
-        host = f"127.0.0.1:{self.ports['service']}"
+        host = f"127.0.0.1:{self.ports['service' if server != BEFORE else BEFORE]}"
         return lambda method, path, body=None: call(self.ports[server], method, path, body,
-                                                    self.token, host)
+                                                    self.token_of(server), host)
 
     def measurer(self, wrk, connections=1):
-        """`measure(server, route, seconds)`: (requests/s, p50 ms, p99 ms)."""
+        """`measure(server, route, seconds)`: (requests/s, p50 ms, p99 ms);
+        the service before is asked its own route of the same name."""
         def measure(server, route, seconds):
+            if server == BEFORE:
+                route = self.before_routes[route["name"]]
             if wrk:
-                return measure_wrk(wrk, self.ports[server], route, self.token, seconds,
-                                   self.workdir, connections)
-            return measure_python(self.ports[server], route, self.token, seconds)
+                return measure_wrk(wrk, self.ports[server], route, self.token_of(server),
+                                   seconds, self.workdir, connections)
+            return measure_python(self.ports[server], route, self.token_of(server), seconds)
         return measure
 
     def stop(self):
@@ -340,22 +359,28 @@ class Servers:
 ADMIN_TOKEN = "bench-run-bootstrap-admin-token-0123456789"
 
 
-def start_service(servers, n, journal=True, token="admin"):
+def start_service(servers, n, journal=True, token="admin", server="service"):
     """The service on N seeded records; a note of how long it took. As the
     Procfile runs it: journaled in a data directory (`journal`), and asked
     by the bootstrap admin (`token` "admin", as a deployment's first
-    caller) or by a writer's token the store keeps ("writer")."""
-    state_file, started = os.path.join(servers.workdir, "state.json"), time.monotonic()
+    caller) or by a writer's token the store keeps ("writer"). `server`:
+    "service", or BEFORE (the service at --against's commit)."""
+    state_file = os.path.join(servers.workdir, f"{server}-state.json")
+    started = time.monotonic()
     # the limiter counts every request as it would in production, but the
     # bench's token may send more than its default 1,000 a minute
     env = {"BENCH_N": str(n), "BENCH_STATE_FILE": state_file,
            "RATE_LIMIT": "100000000 per minute", "INVENTORY_ADMIN_TOKEN": ADMIN_TOKEN,
-           "INVENTORY_DATA_DIR": os.path.join(servers.workdir, "data") if journal else ""}
-    servers.start("service", env)
+           "INVENTORY_DATA_DIR": os.path.join(servers.workdir, f"{server}-data")
+           if journal else ""}
+    servers.start(server, env)
     with open(state_file) as state_json:
         state = json.load(state_json)
-    servers.token = ADMIN_TOKEN if token == "admin" else state["token"]
-    return (f"service up in {time.monotonic() - started:.1f} s "
+    if server == BEFORE:
+        servers.before_token = ADMIN_TOKEN if token == "admin" else state["token"]
+    else:
+        servers.token = ADMIN_TOKEN if token == "admin" else state["token"]
+    return (f"{server} up in {time.monotonic() - started:.1f} s "
             f"(seeding {state['seeded_in']:.1f} s)")
 
 
@@ -370,13 +395,19 @@ def start_floors(servers, routes, answers):
         check_same(routes, answers, servers.fetcher(server), server)
 
 
-def bench_size(n, rounds, duration, wrk, connections=(1,), journal=True, token="admin"):
-    """Seed N, start the three servers, check the floors' answers, load them
-    with each number of `connections` in turn: a SizeRun for each."""
+def bench_size(n, rounds, duration, wrk, connections=(1,), journal=True, token="admin",
+               before_tree=None):
+    """Seed N, start the three servers (four with `before_tree`), check the
+    floors' answers, load them with each number of `connections` in turn: a
+    SizeRun for each."""
     workdir = tempfile.mkdtemp(prefix="inventory-bench-")
-    servers = Servers(workdir)
+    servers = Servers(workdir, before_tree)
     try:
         notes = start_service(servers, n, journal, token)
+        if before_tree:
+            notes += "; " + start_service(servers, n, journal, token, BEFORE)
+            servers.before_routes = {route["name"]: route for route in
+                                     discover_routes(servers.fetcher(BEFORE), n)}
         started = time.monotonic()
         routes = discover_routes(servers.fetcher("service"), n)
         notes += f"; 90% token found in {time.monotonic() - started:.1f} s"
@@ -436,14 +467,14 @@ def report_size(out, size, load):
         out("(p99 here is wrk's, which breaks Little's law with several connections on one "
             "thread: read the rates; docs/performance.md)")
     group = "{:-^24}"
-    out(f"{'':<29}" + "".join(f"  {group.format(f' {s} ')}" for s in SERVERS)
+    out(f"{'':<29}" + "".join(f"  {group.format(f' {s} ')}" for s in FLOORS)
         + f"  {'---- r/s ratios ----':<21}  service")
     out(f"{'route':<24}{'recs':>5}" + "  {:>7}{:>8}{:>9}".format("r/s", "p50 ms", "p99 ms") * 3
         + f"  {'s/b':>5}{'s/f':>8}{'f/b':>8}  p99/p50 <= {MAX_TAIL:g}")
     figures = medians(size)
     for route in size.routes:
         name = route["name"]
-        service, framework, bare = (figures[(name, s)] for s in SERVERS)
+        service, framework, bare = (figures[(name, s)] for s in FLOORS)
         tail = service[2] / service[1]
         out(f"{name:<24}{size.records[name]:>5}"
             + "".join(f"  {rps:>7.0f}{p50:>8.2f}{p99:>9.2f}" for rps, p50, p99
@@ -459,6 +490,21 @@ def report_size(out, size, load):
         out(f"order_by={ORDER_BY}: {name.removeprefix('GET ordered').strip(' ,') or 'first page'}"
             f" takes {ordered[1] / first[1]:.2f}x the unordered first page's p50 "
             f"(target <= {MAX_ORDERED:g}: {verdict(ordered[1] / first[1], MAX_ORDERED, False)})")
+    if BEFORE in SERVERS:
+        report_against(out, size, figures)
+
+
+def report_against(out, size, figures):
+    """The service against itself at --against's commit, route by route."""
+    out(f"against {AGAINST[0]} ({AGAINST[1]}), in the same rounds:")
+    out(f"{'route':<24}  {'before r/s':>10}{'p50 ms':>8}  {'after r/s':>10}{'p50 ms':>8}"
+        f"  {'after/before':>12}  {'s/b before':>10}{'after':>7}")
+    for route in size.routes:
+        name = route["name"]
+        before, after, bare = (figures[(name, s)] for s in (BEFORE, "service", "bare"))
+        out(f"{name:<24}  {before[0]:>10.0f}{before[1]:>8.2f}  {after[0]:>10.0f}{after[1]:>8.2f}"
+            f"  {after[0] / before[0]:>12.2f}  {before[0] / bare[0]:>10.2f}"
+            f"{after[0] / bare[0]:>7.2f}")
 
 
 def report_targets(out, size):
@@ -505,6 +551,31 @@ def records_change(name, small, large):
     return f"(answer: {before} records at {small.n:,}, {after} at {large.n:,})"
 
 
+@contextlib.contextmanager
+def worktree_at(revision):
+    """A checkout of `revision` beside this one (None: none), sharing its
+    .venv; SERVERS gains the service at that commit while it lasts."""
+    global AGAINST
+    if not revision:
+        yield None
+        return
+    git = ["git", "-C", ROOT]
+    commit = subprocess.run(git + ["rev-parse", "--verify", f"{revision}^{{commit}}"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    subject = subprocess.run(git + ["log", "-1", "--format=%h %s", commit],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    tree = tempfile.mkdtemp(prefix="inventory-bench-before-")
+    subprocess.run(git + ["worktree", "add", "--detach", "-q", tree, commit], check=True)
+    os.symlink(os.path.join(ROOT, ".venv"), os.path.join(tree, ".venv"))
+    AGAINST, SERVERS[BEFORE] = (commit[:12], subject[:60]), SERVERS["service"]
+    try:
+        yield tree
+    finally:
+        del SERVERS[BEFORE]
+        subprocess.run(git + ["worktree", "remove", "--force", tree], check=False)
+        shutil.rmtree(tree, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="100,1000,10000,100000")
@@ -516,6 +587,8 @@ def main():
                         help="the service journaled in a data directory, as the Procfile runs it")
     parser.add_argument("--token", choices=("admin", "writer"), default="admin",
                         help="the bootstrap admin's token, or a writer's the store keeps")
+    parser.add_argument("--against", metavar="REV",
+                        help="also serve the service at this commit (a git worktree of it)")
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "latest.txt"),
                         help="where the report goes (a short run: not bench/latest.txt)")
     args = parser.parse_args()
@@ -541,11 +614,12 @@ def main():
         f"{'the bootstrap admin' if args.token == 'admin' else 'a writer token'}; "
         f"load average {os.getloadavg()[0]:.1f} at the start")
     runs = []
-    for n in sizes:
-        for run in bench_size(n, args.rounds, args.duration, wrk, connections,
-                              args.journal == "on", args.token):
-            runs.append(run)
-            report_size(out, run, load[run.connections])
+    with worktree_at(args.against) as before_tree:
+        for n in sizes:
+            for run in bench_size(n, args.rounds, args.duration, wrk, connections,
+                                  args.journal == "on", args.token, before_tree):
+                runs.append(run)
+                report_size(out, run, load[run.connections])
     for count in connections:
         of_count = [run for run in runs if run.connections == count]
         report_targets(out, next((run for run in of_count if run.n == TARGET_N), of_count[0]))
