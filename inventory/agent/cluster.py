@@ -16,17 +16,12 @@ them (tests/unit/agent/test_agent_docs.py holds the two together).
 """
 import hashlib
 import json
-import logging
 import math
-import pathlib
 import warnings
 
 import urllib3
-import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-from kubernetes.config import incluster_config, kube_config
-from kubernetes.config.config_exception import ConfigException
 
 from inventory.agent import NAME, VERSION, bounds
 from inventory.agent.failures import ClusterError, ConfigurationError
@@ -37,6 +32,7 @@ from inventory.agent.scan import (
     kube_proxy_of_daemonset,
     kube_proxy_of_pods,
 )
+from inventory.kube import configuration as kube_configuration
 
 # kubectl's own chunk size: a page of nodes is a few hundred KiB, and a
 # 5,000-node cluster is ten requests, never one answer of tens of MiB.
@@ -58,70 +54,18 @@ _KEPT_KEYS = frozenset({
     "updatedNumberScheduled", "desiredNumberScheduled", "phase", "message"})
 
 
-def _configuration(kubeconfig, context, environ):
-    """The client's configuration: the kubeconfig
-    named by --kubeconfig or KUBECONFIG (which may list several files, as
-    kubectl reads it); else the pod's service account when in a cluster;
-    else ~/.kube/config. A kubeconfig's user may be an exec credential
-    plugin (aws eks get-token, gke-gcloud-auth-plugin, kubelogin): the
-    client runs it and uses the token or certificate it prints."""
-    configuration = client.Configuration()
-    path = kubeconfig or environ.get("KUBECONFIG", "")
-    if not path and environ.get(incluster_config.SERVICE_HOST_ENV_NAME):
-        if context:
-            raise ConfigurationError("--context names a kubeconfig context, but no kubeconfig is "
-                                     "in use (in a cluster, the pod's service account is)")
-        loader = incluster_config.InClusterConfigLoader(
-            token_filename=incluster_config.SERVICE_TOKEN_FILENAME,
-            cert_filename=incluster_config.SERVICE_CERT_FILENAME, environ=environ)
-        try:
-            loader.load_and_set(configuration)
-        except (ConfigException, OSError) as error:
-            raise ConfigurationError(f"in-cluster configuration: {error}") from None
-        return configuration
-    if not path:
-        path = str(pathlib.Path(environ.get("HOME") or "~").expanduser() / ".kube" / "config")
-        if not pathlib.Path(path).is_file():
-            raise ConfigurationError(
-                "no cluster to scan: not in a cluster (KUBERNETES_SERVICE_HOST is not set) and no "
-                f"kubeconfig (--kubeconfig, KUBECONFIG, or {path})")
-    # The client logs (rather than raises) an exec plugin's failure and goes
-    # on without credentials; what it logs is the reason, said here at once.
-    logged = _Logged()
-    root = logging.getLogger()
-    root.addHandler(logged)
-    try:
-        kube_config.load_kube_config(config_file=path, context=context,
-                                     client_configuration=configuration, persist_config=False)
-    except (ConfigException, OSError, yaml.YAMLError, ValueError, KeyError, TypeError) as error:
-        raise ConfigurationError(f"kubeconfig {path}: {server_text(error)}") from None
-    finally:
-        root.removeHandler(logged)
-    if logged.messages:
-        raise ConfigurationError(f"kubeconfig {path}: the user's credentials could not be had: "
-                                 f"{logged.messages[0]}")
-    return configuration
-
-
-class _Logged(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.ERROR)
-        self.messages = []
-
-    def emit(self, record):
-        self.messages.append(server_text(record.getMessage()))
-
-
 class Cluster:
     """The cluster's API server, through the client, every answer bounded
     in time (`clock`) and size (`bounds`)."""
 
     def __init__(self, kubeconfig=None, context=None, environ=None, timeout=30.0, clock=None):
-        configuration = _configuration(kubeconfig, context, environ or {})
-        # Connection errors are retried twice by urllib3; a read that timed
-        # out is not (it would only wait as long again).
-        configuration.retries = urllib3.Retry(total=2, connect=2, read=0, status=0, other=0,
-                                              redirect=False, backoff_factor=0.5)
+        try:
+            configuration = kube_configuration.load(kubeconfig, context, environ or {})
+        except kube_configuration.ConfigurationError as error:
+            text = server_text(error)
+            if text.startswith("not in a cluster"):
+                text = f"no cluster to scan: {text}"
+            raise ConfigurationError(text) from None
         self.configuration = configuration
         self.host = without_userinfo(configuration.host)
         self.clock = clock or bounds.Clock(bounds.DEFAULT_DEADLINE, timeout)

@@ -5,19 +5,15 @@ so that the Role in docs/clusterprofiles.md grants exactly them
 `clusterprofiles/status`: patch). Each call answers or raises a
 `HubError` of one line (`status` the API server's, when it answered)."""
 import json
-import logging
-import pathlib
 import warnings
 
 import urllib3
-import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-from kubernetes.config import incluster_config, kube_config
-from kubernetes.config.config_exception import ConfigException
 
 from inventory.clusterprofiles import NAME, VERSION
 from inventory.clusterprofiles.profiles import API_VERSION, GROUP, PLURAL, held_parts
+from inventory.kube import configuration as kube_configuration
 
 MERGE_PATCH = "application/merge-patch+json"
 
@@ -29,52 +25,18 @@ class HubError(Exception):
 
 
 def configuration(kubeconfig, context, environ):
-    """--kubeconfig or KUBECONFIG (exec credential plugins included); else
-    the pod's service account in a cluster; else ~/.kube/config."""
-    config = client.Configuration()
-    path = kubeconfig or environ.get("KUBECONFIG", "")
-    if not path and environ.get(incluster_config.SERVICE_HOST_ENV_NAME):
-        loader = incluster_config.InClusterConfigLoader(
-            token_filename=incluster_config.SERVICE_TOKEN_FILENAME,
-            cert_filename=incluster_config.SERVICE_CERT_FILENAME, environ=environ)
-        try:
-            loader.load_and_set(config)
-        except (ConfigException, OSError) as error:
-            raise HubError(f"in-cluster configuration: {_one_line(error)}") from None
-        return config
-    if not path:
-        path = str(pathlib.Path(environ.get("HOME") or "~").expanduser() / ".kube" / "config")
-    logged = _Logged()  # the client logs, rather than raises, an exec plugin's failure
-    root = logging.getLogger()
-    root.addHandler(logged)
+    """The hub's client configuration, found as kubectl finds it
+    (inventory.kube.configuration)."""
     try:
-        kube_config.load_kube_config(config_file=path, context=context,
-                                     client_configuration=config, persist_config=False)
-    except (ConfigException, OSError, yaml.YAMLError, ValueError, KeyError, TypeError) as error:
-        raise HubError(f"kubeconfig {path}: {_one_line(error)}") from None
-    finally:
-        root.removeHandler(logged)
-    if logged.messages:
-        raise HubError(f"kubeconfig {path}: the user's credentials could not be had: "
-                       f"{logged.messages[0]}")
-    return config
-
-
-class _Logged(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.ERROR)
-        self.messages = []
-
-    def emit(self, record):
-        self.messages.append(_one_line(record.getMessage()))
+        return kube_configuration.load(kubeconfig, context, environ)
+    except kube_configuration.ConfigurationError as error:
+        raise HubError(_one_line(error)) from None
 
 
 class Hub:
     """The ClusterProfiles of `namespace`."""
 
     def __init__(self, config, namespace, timeout=30.0):
-        config.retries = urllib3.Retry(total=2, connect=2, read=0, status=0, other=0,
-                                       redirect=False, backoff_factor=0.5)
         self.namespace = namespace
         self.timeout = (timeout, timeout)
         self.api_client = client.ApiClient(config)

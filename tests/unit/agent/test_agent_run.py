@@ -309,27 +309,6 @@ def test_in_a_cluster_without_the_service_account_token_is_exit_2(env):
     failed(agent(env), CONFIGURATION, "in-cluster configuration", "token")
 
 
-def test_in_a_cluster_the_pods_service_account_is_used_unless_a_kubeconfig_is_named(
-        env, tmp_path, monkeypatch):
-    from kubernetes.config import incluster_config
-
-    from inventory.agent import cluster
-
-    token, ca = tmp_path / "token", tmp_path / "ca.crt"
-    token.write_text("service-account-token")
-    ca.write_text("-----BEGIN CERTIFICATE-----\n")
-    monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(token))
-    monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(ca))
-    pod = {"KUBERNETES_SERVICE_HOST": "10.100.0.1", "KUBERNETES_SERVICE_PORT": "443"}
-    configuration = cluster._configuration(None, None, pod)
-    assert configuration.host == "https://10.100.0.1:443"
-    assert configuration.ssl_ca_cert == str(ca)
-    assert configuration.api_key["BearerToken"] == "bearer service-account-token"
-    # a kubeconfig named in the pod wins, as kubectl's does
-    named = cluster._configuration(None, None, {**pod, "KUBECONFIG": env["KUBECONFIG"]})
-    assert named.host.startswith("http://127.0.0.1:")
-
-
 # The cluster unreachable or refusing: exit 3, nothing posted.
 
 def test_a_cluster_that_refuses_the_credentials_is_exit_3(env, kube, inventory):
