@@ -345,13 +345,7 @@ def _checked_daemonset(daemonset):
     """The DaemonSet's fields the scan reads, each of its type."""
     path = DAEMONSET_PATH
     containers = _field(daemonset, ("spec", "template", "spec", "containers"), list, path) or []
-    checked = []
-    for index, container in enumerate(containers):
-        at = f"spec.template.spec.containers[{index}]"
-        if not isinstance(container, dict):
-            raise ClusterError(f"GET {path}: {at} is {_json_type(container)}, not an object")
-        checked.append({"name": _field(container, ("name",), str, path, at) or "",
-                        "image": _field(container, ("image",), str, path, at) or ""})
+    checked = _checked_containers(containers, path, "spec.template.spec.containers")
     status = {name: _field(daemonset, ("status", name), int, path)
               for name in ("updatedNumberScheduled", "desiredNumberScheduled")}
     for name, count in status.items():
@@ -363,14 +357,21 @@ def _checked_daemonset(daemonset):
 def _checked_pod(pod, path, index):
     at = f"items[{index}]"
     containers = _field(pod, ("spec", "containers"), list, path, at) or []
+    return {"containers": _checked_containers(containers, path, f"{at}.spec.containers"),
+            "phase": _field(pod, ("status", "phase"), str, path, at) or ""}
+
+
+def _checked_containers(containers, path, at):
+    """Each container's name and image, each of its type (`at`: where the
+    list is in the answer of `path`)."""
     checked = []
-    for number, container in enumerate(containers):
-        where = f"{at}.spec.containers[{number}]"
+    for index, container in enumerate(containers):
+        where = f"{at}[{index}]"
         if not isinstance(container, dict):
             raise ClusterError(f"GET {path}: {where} is {_json_type(container)}, not an object")
         checked.append({"name": _field(container, ("name",), str, path, where) or "",
                         "image": _field(container, ("image",), str, path, where) or ""})
-    return {"containers": checked, "phase": _field(pod, ("status", "phase"), str, path, at) or ""}
+    return checked
 
 
 def _status_message(body, secrets):
