@@ -42,6 +42,21 @@ def _post_scan(served, kubeconfig, home, writer):
     return record, {check["id"]: check for check in record["readiness"]["checks"]}
 
 
+def _agents_token(served, title, cluster):
+    """An organization `title` with a kubeadm platform and its cluster
+    `cluster` (1.31.4, the real server's) in the served inventory: a
+    writer token of that organization, as the agent's CronJob holds."""
+    org = served.request("POST", "/organizations", {"title": title}).body["id"]
+    assert served.request("POST", "/kubeplatforms", {
+        "name": "kubeadm", "organization": org, "title": "kubeadm",
+        "control_plane": {"provider": "kubeadm"},
+        "infrastructure": {"cloud": {"provider": "on-prem"}}}).status == 201
+    assert served.request("POST", "/kubeclusters", {
+        "name": cluster, "platform": "kubeadm", "environment": "test",
+        "version": "1.31.4"}).status == 201
+    return served.request("POST", "/tokens", {"name": "agent", "role": "writer",
+                                              "organization": org}).body["token"]
+
 def test_a_cluster_without_kube_proxy_passes_until_a_deprecated_api_is_asked_of_it(
         kube_apiserver, tmp_path_factory):
     """Nodes through the API, every kubelet on the server's version, no
@@ -74,16 +89,7 @@ def test_a_cluster_without_kube_proxy_passes_until_a_deprecated_api_is_asked_of_
 
     served = Gunicorn(ADMIN, port=INVENTORY_PORT)
     try:
-        org = served.request("POST", "/organizations", {"title": "Dataplane V2"}).body["id"]
-        assert served.request("POST", "/kubeplatforms", {
-            "name": "kubeadm", "organization": org, "title": "kubeadm",
-            "control_plane": {"provider": "kubeadm"},
-            "infrastructure": {"cloud": {"provider": "on-prem"}}}).status == 201
-        assert served.request("POST", "/kubeclusters", {
-            "name": "bare", "platform": "kubeadm", "environment": "test",
-            "version": "1.31.4"}).status == 201
-        writer = served.request("POST", "/tokens", {"name": "agent", "role": "writer",
-                                                    "organization": org}).body["token"]
+        writer = _agents_token(served, "Dataplane V2", "bare")
         record, checks = _post_scan(served, kubeconfig, home, writer)
         assert checks["kube-proxy-skew"]["status"] == "passing", checks["kube-proxy-skew"]
         assert "No kube-proxy runs" in checks["kube-proxy-skew"]["summary"]
@@ -165,16 +171,7 @@ def test_the_agents_scan_of_the_real_server_is_recorded_by_the_served_inventory(
     kubeconfig, home = cluster
     served = Gunicorn(ADMIN, port=INVENTORY_PORT)
     try:
-        org = served.request("POST", "/organizations", {"title": "Acme"}).body["id"]
-        assert served.request("POST", "/kubeplatforms", {
-            "name": "kubeadm", "organization": org, "title": "kubeadm",
-            "control_plane": {"provider": "kubeadm"},
-            "infrastructure": {"cloud": {"provider": "on-prem"}}}).status == 201
-        assert served.request("POST", "/kubeclusters", {
-            "name": "real", "platform": "kubeadm", "environment": "test",
-            "version": "1.31.4"}).status == 201
-        writer = served.request("POST", "/tokens", {"name": "agent", "role": "writer",
-                                                    "organization": org}).body["token"]
+        writer = _agents_token(served, "Acme", "real")
         run = _agent(kubeconfig, home, env={
             "INVENTORY_URL": f"http://127.0.0.1:{INVENTORY_PORT}", "INVENTORY_TOKEN": writer,
             "INVENTORY_CLUSTER": "real"})
