@@ -31,12 +31,12 @@ import datetime  # noqa: E402
 import gc  # noqa: E402
 import os  # noqa: E402
 import shutil  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
 
 import gevent  # noqa: E402
+
+from bench import estates  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ADMIN = "bench-collector-admin-token-0123456789"
@@ -95,24 +95,13 @@ def cluster_names(client, headers):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--estate", default="/tmp/estate10k")
-    parser.add_argument("--clusters", type=int, default=10_000)
-    parser.add_argument("--scans-per-cluster", type=int, default=10)
-    parser.add_argument("--organizations", type=int, default=10)
+    estates.add_arguments(parser, "/tmp/estate10k", 10_000)
     parser.add_argument("--scans", type=int, default=60_000)
     parser.add_argument("--every", type=int, default=10_000)
     parser.add_argument("--note", default="", help="said in the table's heading")
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "collector.txt"))
     args = parser.parse_args()
-    if not os.path.isdir(args.estate):
-        subprocess.run([os.path.join(ROOT, ".venv/bin/flask"), "--app", "app", "seed",
-                        "--clusters", str(args.clusters), "--scans-per-cluster",
-                        str(args.scans_per_cluster), "--organizations", str(args.organizations)],
-                       cwd=ROOT, env={**os.environ, "INVENTORY_DATA_DIR": args.estate},
-                       check=True)
-    work = tempfile.mkdtemp(prefix="collector-")
-    data = os.path.join(work, "data")
-    shutil.copytree(args.estate, data, ignore=shutil.ignore_patterns("lock", "*.tmp"))
+    work, data = estates.copied(args, "collector-")
     os.environ.update(INVENTORY_DATA_DIR=data, INVENTORY_ADMIN_TOKEN=ADMIN)
     sys.path.insert(0, ROOT)
     import logging

@@ -38,12 +38,11 @@ import re
 import shutil
 import statistics
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 import urllib.parse
 
+from bench import estates
 from bench.run import GUNICORN, ROOT, call, free_ports
 from inventory.cli.seed import typical_scan
 
@@ -93,28 +92,13 @@ def forced_delete(port, org):
     return f"{status} in {took:.1f} s, " + ("nothing left" if gone else f"LEFT {left}")
 
 
-def seed(estate, args):
-    print(f"seeding {estate} ...", file=sys.stderr)
-    subprocess.run([os.path.join(ROOT, ".venv/bin/flask"), "--app", "app", "seed",
-                    "--clusters", str(args.clusters), "--scans-per-cluster",
-                    str(args.scans_per_cluster), "--organizations", str(args.organizations)],
-                   cwd=ROOT, env={**os.environ, "INVENTORY_DATA_DIR": estate}, check=True)
-
-
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--estate", default="/tmp/estate")
-    parser.add_argument("--clusters", type=int, default=100_000)
-    parser.add_argument("--scans-per-cluster", type=int, default=10)
-    parser.add_argument("--organizations", type=int, default=10)  # 10,000 clusters each
+    estates.add_arguments(parser, "/tmp/estate", 100_000)  # 10 organizations: 10,000 each
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "envelope.txt"))
     parser.add_argument("--port", type=int, default=None, help="default: a free one")
     args = parser.parse_args()
-    if not os.path.isdir(args.estate):
-        seed(args.estate, args)
-    work = tempfile.mkdtemp(prefix="envelope-")
-    data = os.path.join(work, "data")
-    shutil.copytree(args.estate, data, ignore=shutil.ignore_patterns("lock", "*.tmp"))
+    work, data = estates.copied(args, "envelope-")
     (port,) = [args.port] if args.port else free_ports(1)
     log_path = os.path.join(work, "gunicorn.log")
     # the Procfile's gunicorn, its worker timeout (30 s) included: a request

@@ -33,12 +33,12 @@ import argparse  # noqa: E402
 import datetime  # noqa: E402
 import os  # noqa: E402
 import shutil  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
 
 import gevent  # noqa: E402
+
+from bench import estates  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ADMIN = "bench-loop-holds-admin-token-0123456789"
@@ -68,21 +68,10 @@ class Probe:
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--estate", default="/tmp/estate10")
-    parser.add_argument("--clusters", type=int, default=100_000)
-    parser.add_argument("--scans-per-cluster", type=int, default=10)
-    parser.add_argument("--organizations", type=int, default=10)
+    estates.add_arguments(parser, "/tmp/estate10", 100_000)
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "loop_holds.txt"))
     args = parser.parse_args()
-    if not os.path.isdir(args.estate):
-        subprocess.run([os.path.join(ROOT, ".venv/bin/flask"), "--app", "app", "seed",
-                        "--clusters", str(args.clusters), "--scans-per-cluster",
-                        str(args.scans_per_cluster), "--organizations", str(args.organizations)],
-                       cwd=ROOT, env={**os.environ, "INVENTORY_DATA_DIR": args.estate},
-                       check=True)
-    work = tempfile.mkdtemp(prefix="loop-holds-")
-    data = os.path.join(work, "data")
-    shutil.copytree(args.estate, data, ignore=shutil.ignore_patterns("lock", "*.tmp"))
+    work, data = estates.copied(args, "loop-holds-")
     os.environ.update(INVENTORY_DATA_DIR=data, INVENTORY_ADMIN_TOKEN=ADMIN)
     sys.path.insert(0, ROOT)
     started = time.monotonic()
