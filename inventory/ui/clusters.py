@@ -70,11 +70,11 @@ CLUSTER_PAGES = declare(Declared(
     record_template="cluster.html", context=_context))
 
 
-def _labels_text(labels):
+def labels_text(labels):
     return "\n".join(f"{key}={value}" for key, value in sorted(labels.items()))
 
 
-def _read_labels(text, current):
+def labels_patch(text, current):
     """The labels' merge patch from the form's `key=value` lines: the keys
     left out are removed."""
     labels = {}
@@ -90,7 +90,7 @@ def _read_labels(text, current):
 
 def _form_values(record):
     return {**{name: record[name] or "" for name in EDITABLE},
-            "labels": _labels_text(record["labels"])}
+            "labels": labels_text(record["labels"])}
 
 
 @page("/clusters/<cluster>/edit", role="writer", methods=("GET", "POST"))
@@ -109,7 +109,7 @@ def cluster_edit(cluster):
     try:
         changes = {name: values[name] for name in EDITABLE}
         changes["endpoint"] = changes["endpoint"].strip() or None
-        changes["labels"] = _read_labels(values["labels"], record["labels"])
+        changes["labels"] = labels_patch(values["labels"], record["labels"])
         changes = schemas.clusters.KubeClusterPatchSchema().load(changes)
         updated = store.update(cluster, changes, principal().name, scope=scope,
                                revisions=[revision])

@@ -5,13 +5,13 @@ from inventory.resources.platforms.spec import SPEC as PLATFORMS
 from inventory.ui.declared import Column, Declared, declare, filtered, of
 
 
-def _control_plane(record):
+def control_plane_text(record):
     plane = record.get("control_plane") or {}
     kind = plane.get("kind")
     return f"{plane.get('provider')} ({kind})" if kind else plane.get("provider")
 
 
-def _infrastructure(record):
+def infrastructure_text(record):
     """`cloud.provider=aws region=...`: its fields, one level of nesting spelled out."""
     parts = []
     for name, value in (record.get("infrastructure") or {}).items():
@@ -28,6 +28,6 @@ PLATFORM_PAGES = declare(Declared(
     columns=(Column("Name", of("name"), sort="name", link=filtered("clusters", "platform")),
              Column("Title", of("title"), sort="title"),
              Column("Organization", of("organization"), "organization"),
-             Column("Control plane", _control_plane),
-             Column("Infrastructure", _infrastructure),
+             Column("Control plane", control_plane_text),
+             Column("Infrastructure", infrastructure_text),
              Column("Created", of("created_on"), "when", sort="created_on"))))

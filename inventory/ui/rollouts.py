@@ -26,7 +26,7 @@ def _stages_text(record):
     return ", ".join(f"{stage['name']} {stage['state']}" for stage in record["status"]["stages"])
 
 
-def _bar(stage):
+def stage_bar(stage):
     """[(state, colour, x, width, count)] of one stage's bar."""
     total, x, parts = stage["clusters"], 0, []
     for state, colour in STATES:
@@ -54,7 +54,7 @@ def _blocked(record):
 
 def _context(record):
     caller = principal()
-    return {"bars": {stage["name"]: _bar(stage) for stage in record["status"]["stages"]},
+    return {"bars": {stage["name"]: stage_bar(stage) for stage in record["status"]["stages"]},
             "blocked": _blocked(record), "bar_width": BAR_WIDTH,
             "may_approve": caller is not None and allows(caller.role, "writer"),
             "states": STATES}
