@@ -22,13 +22,9 @@ from inventory import resources
 from inventory.http.auth import current_scope
 from inventory.store import get_store
 from inventory.ui import lists
+from inventory.ui.cells import KINDS
 from inventory.ui.pages import MENU, page, render
 
-# How a cell shows its value: the kinds the `cell` macro of
-# `ui/macros.html` knows. A kind not listed here shows None as `missing`.
-SHOWN = ("text", "code", "prose", "when", "on_day", "status", "organization", "when_by",
-         "support", "active", "changes")
-SPEAKS_OF_NONE = frozenset(("when", "on_day", "organization", "when_by", "active"))
 
 @dataclass(frozen=True)
 class Column:
@@ -36,18 +32,14 @@ class Column:
 
     label: str
     value: Callable[[dict], Any]  # the shown value, from the record as the API answers it
-    shown: str = "text"  # how: one of SHOWN
+    shown: str = "text"  # how: a kind of inventory/ui/cells.py (KINDS)
     sort: str | None = None  # the ordering it sorts by, when the list has one
     link: Any = None  # True: to the record's page; or (record) -> URL
     missing: str = "—"  # what a None or empty value shows as (organization: "all")
 
     def __post_init__(self):
-        if self.shown not in SHOWN:
-            raise ValueError(f"{self.label}: shown={self.shown!r} is not one of {SHOWN}")
-
-    @property
-    def speaks_of_none(self):
-        return self.shown in SPEAKS_OF_NONE
+        if self.shown not in KINDS:
+            raise ValueError(f"{self.label}: shown={self.shown!r} is not one of {tuple(KINDS)}")
 
 
 def of(path):
