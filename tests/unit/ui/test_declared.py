@@ -90,6 +90,31 @@ def test_a_record_page_shows_a_missing_value_as_the_column_says(app, client, inv
     assert '<dt>Description</dt><dd class="text"><span class="none">—</span></dd>' in text
 
 
+def test_nothing_typed_into_a_declared_page_answers_a_500(app, client, inventory):
+    """Every declared list (and its export), a record page of each, with
+    random query parameters: an answer, never a 500."""
+    import random
+    import string
+    inventory.cluster(name="typed")
+    made = client.post("/webhooks", json={"url": "https://hooks.example.com/t"}).get_json()
+    console = sign_in(app, ADMIN_TOKEN)
+    paths = [path for _, _, path, _ in pages.MENU]
+    paths += [f"{path}.csv" for path in paths] + ["/ui/clusters/typed",
+                                                   f"/ui/webhooks/{made['id']}"]
+    rng = random.Random(44)
+    alphabet = string.printable + "\u00e9\u2028\U0001f600\x00"
+    names = ["filter", "order_by", "limit", "continue", "x", ""]
+    for _ in range(150):
+        path = rng.choice(paths)
+        params = [(rng.choice(names), "".join(rng.choice(alphabet)
+                                               for _ in range(rng.randint(0, 30))))
+                  for _ in range(rng.randint(0, 3))]
+        assert console.get(path, query_string=params).status_code < 500, (path, params)
+    for path in ("/ui/rollouts/" + "r" * 3000, "/ui/webhooks/%00", "/ui/tokens/x",
+                 "/ui/platforms/x", "/ui/changes/x", "/ui/organizations.csv/x"):
+        assert console.get(path).status_code < 500, path
+
+
 # A resource's pages from one declaration, in a process of its own: routes
 # are added to the console's blueprint before any app registers it.
 NEW_PAGES = """
