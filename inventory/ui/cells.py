@@ -119,3 +119,15 @@ def row(columns, record):
     first, *rest = columns
     return Markup(f'<th scope="row">{cell(first, record)}</th>'
                   + "".join(f"<td>{cell(column, record)}</td>" for column in rest))
+
+
+@blp.app_template_global("fields")
+def fields(columns, record):
+    """A record's fields as a description list's terms and details (prose
+    keeps its line breaks)."""
+    return Markup("\n".join(
+        f"<dt>{escape(column.label)}</dt><dd{PROSE if column.shown == 'prose' else ''}>"
+        f"{cell(column, record)}</dd>" for column in columns))
+
+
+PROSE = ' class="text"'
