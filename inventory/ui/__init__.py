@@ -10,9 +10,14 @@ the API's views make. This package adds only what is particular to pages:
 the sign-in and its session, form tokens, templates and their assets, and
 the headers that keep a page from running anything but its own files.
 """
-from inventory.ui import pages, rollouts, views  # noqa: F401 (the routes, declared at import)
+import importlib
+
+from inventory.ui import declared, pages, views  # noqa: F401 (the routes, declared at import)
 from inventory.ui.pages import blp
 from inventory.ui.views import Counts
+
+for _module in declared.modules():  # each resource's pages: inventory/ui/<resource>.py
+    importlib.import_module(_module)
 
 
 def init_app(app):

@@ -12,7 +12,7 @@ from werkzeug.exceptions import HTTPException
 
 from inventory.core.errors import BadContinuation, BadFilter, BadOrdering
 from inventory.http.errors import RequestError, entries_of, error_entry, validation_entries
-from inventory.http.lists import list_page
+from inventory.http.lists import list_page, page_request
 from inventory.http.parser import StrictParser
 
 PARAMETERS = ("filter", "order_by", "limit", "continue")
@@ -113,3 +113,13 @@ def read(path, list_key, args_schema, fetch, orderings, default_order=None):
     listing.records = envelope["results"]
     listing.next_token = envelope["pagination"]["continue_"]
     return listing
+
+
+def first_page(fetch, spec, limit, more=False, **args):
+    """The records of the first bounded page of `spec`'s list for `args`
+    (its `filter`, `order_by`), as the API would list them; with `more`,
+    and whether more may follow (a filtered page examines a bounded number
+    of records: it may be short, even empty, and go on)."""
+    asked, _ = page_request(spec.path, {"limit": limit, **args}, spec.orderings)
+    page = fetch(asked)
+    return (page.records, page.next_after is not None) if more else page.records

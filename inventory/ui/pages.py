@@ -14,6 +14,7 @@ from markupsafe import Markup
 from werkzeug.exceptions import Forbidden, HTTPException, NotFound
 
 from inventory.core import errors
+from inventory.core.roles import allows
 from inventory.http.auth import SESSION_COOKIE, current_scope
 from inventory.http.errors import headers_of, status_of
 from inventory.http.operations import Operation
@@ -34,6 +35,9 @@ CONTENT_SECURITY_POLICY = (
 OVERVIEW = "/ui/"
 CLUSTER_PATH = "/ui/clusters/"  # + a name: rows link so, not through url_for each
 FORM_TOKEN_FIELD = "form_token"
+# The console's menu after the overview: (place, title, path, role) of each
+# declared list (inventory/ui/declared.py), in their places' order.
+MENU = []
 
 
 def page(rule, role="reader", methods=("GET",)):
@@ -112,6 +116,26 @@ def safe_next(target):
         if any(segment in (".", "..") for segment in parts.path.split("/")):
             return OVERVIEW
     return target
+
+
+def form_errors(error):
+    """{field: message} of a form's refused values: a schema's
+    ValidationError (its nested messages joined) or the store's InvalidField."""
+    if isinstance(error, errors.InvalidField):
+        return {error.field or "form": error.message}
+    return {name: " ".join(_messages(messages)) for name, messages in error.messages.items()}
+
+
+def _messages(messages):
+    if isinstance(messages, dict):
+        for key, inner in messages.items():
+            for message in _messages(inner):
+                yield f"{key}: {message}"
+    elif isinstance(messages, (list, tuple)):
+        for inner in messages:
+            yield from _messages(inner)
+    else:
+        yield str(messages)
 
 
 def render(template, status=200, **context):
@@ -243,8 +267,9 @@ def organization_title(organization_id):
 def page_context():
     if not request.blueprints or request.blueprints[0] != "ui":
         return {}
-    current = g.get("passage")
-    return {"caller": g.get("principal"), "cluster_path": CLUSTER_PATH,
-            "clusters_path": CLUSTER_PATH.rstrip("/"),
+    current, caller = g.get("passage"), g.get("principal")
+    return {"caller": caller, "cluster_path": CLUSTER_PATH,
+            "menu": [(title, path) for _, title, path, role in MENU
+                     if caller is not None and allows(caller.role, role)],
             "form_token": current.session["form_token"] if current is not None
             and current.session else None}

@@ -26,7 +26,7 @@ def _stages_text(record):
     return ", ".join(f"{stage['name']} {stage['state']}" for stage in record["status"]["stages"])
 
 
-def _bar(stage):
+def stage_bar(stage):
     """[(state, colour, x, width, count)] of one stage's bar."""
     total, x, parts = stage["clusters"], 0, []
     for state, colour in STATES:
@@ -54,24 +54,24 @@ def _blocked(record):
 
 def _context(record):
     caller = principal()
-    return {"bars": {stage["name"]: _bar(stage) for stage in record["status"]["stages"]},
+    return {"bars": {stage["name"]: stage_bar(stage) for stage in record["status"]["stages"]},
             "blocked": _blocked(record), "bar_width": BAR_WIDTH,
             "may_approve": caller is not None and allows(caller.role, "writer"),
             "states": STATES}
 
 
 ROLLOUT_PAGES = declare(Declared(
-    spec=ROLLOUTS, views=rollout_views.views, title="Rollouts", singular="Rollout",
-    columns=(Column("Name", of("name"), link=True, code=True),
+    spec=ROLLOUTS, views=rollout_views.views, title="Rollouts", singular="Rollout", menu=50,
+    columns=(Column("Name", of("name"), "code", link=True),
              Column("Title", of("title")), Column("Target", of("target")),
              Column("State", of("status.state")), Column("Stages", _stages_text),
-             Column("Organization", lambda r: r["organization"] or "fleet-wide"),
-             Column("Created", of("created_on"), sort="created_on")),
-    fields=(Column("Name", of("name"), code=True), Column("Title", of("title")),
-            Column("Description", of("description")), Column("Target", of("target")),
-            Column("Organization", lambda r: r["organization"] or "fleet-wide"),
+             Column("Organization", of("organization"), "organization", missing="fleet-wide"),
+             Column("Created", of("created_on"), "when", sort="created_on")),
+    fields=(Column("Name", of("name"), "code"),
+            Column("Description", of("description"), "prose"), Column("Target", of("target")),
+            Column("Organization", of("organization"), "organization", missing="fleet-wide"),
             Column("State", of("status.state")), Column("Unstaged clusters", of("status.unstaged")),
-            Column("Counted", of("status.computed_on"))),
+            Column("Counted", of("status.computed_on"), "when")),
     filter_example='target="1.32"', record_template="rollout.html", context=_context))
 
 
