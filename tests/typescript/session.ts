@@ -112,12 +112,15 @@ async function main(): Promise<void> {
   check(scans.data.results.every((scan) => scan.cluster === payments.data.id), "scans' cluster");
 
   // an upgrade wave to 1.32: a canary stage of no cluster completes at
-  // once, so production's turn comes, held for an approval
+  // once, so production's turn comes, held for an approval. A stage's soak
+  // and approval have defaults, which openapi-typescript 7 (its
+  // defaultNonNullable) types as required, in a body too: they are given.
   const made = await client.POST("/rollouts", {
     body: {
       name: "wave", target: "1.32", stages: [
-        { name: "canary", filter: 'labels.team="nobody"' },
-        { name: "production", filter: 'environment="production"', approval: true },
+        { name: "canary", filter: 'labels.team="nobody"', soak: "PT0S", approval: false },
+        { name: "production", filter: 'environment="production"', soak: "PT0S",
+          approval: true },
       ],
     },
   });
