@@ -630,3 +630,17 @@ def test_counts_grouped_as_a_summary_equal_counts_cluster_by_cluster(
     assert grouped["stages"] == [{**s, "name": s["name"]} for s in each["stages"]]
     assert grouped["unstaged"] == each["unstaged"]
     assert sum(s["clusters"] for s in grouped["stages"]) + grouped["unstaged"] == 24
+
+
+def test_a_fleet_that_changes_every_second_is_counted_every_look_seconds(
+        client, store, inventory, clock):
+    inventory.cluster(name="c1", version="1.30.0")
+    make(client, stages=[{"name": "all", "filter": ""}])
+    clock.advance(seconds=1)
+    store.rollouts.look_due()
+    looks = []
+    for second in range(10):
+        client.patch("/kubeclusters/c1", json={"labels": {"tick": f"t{second}"}})
+        clock.advance(seconds=1)
+        looks.append(store.rollouts.look_due())
+    assert looks == [0, 1] * 5  # each change looked at, every LOOK_SECONDS (2 s)

@@ -30,6 +30,10 @@ from inventory.store.query import row_test
 # complete, the change feed's position its counts were made at (a look is
 # due as soon as the feed moves past it)
 PROGRESS, COUNTS, DUE, SEEN = "_progress", "_counts", "_due", "_seen"
+# When a look last claimed it: a change is looked at LOOK_SECONDS after
+# the last look at the soonest (a fleet whose clusters change every second
+# has each rollout counted every LOOK_SECONDS, no more)
+LOOKED = "_looked"
 # A claimed look, or a rollout whose stages read what changes with no event
 # (below), is looked at again within this: a stage's turn comes within 5 s
 # of what brings it (a cluster becoming done, a soak ending)
@@ -327,13 +331,16 @@ class RolloutStore(ResourceStore):
         now = now or self.clock()
         position = None if self.events is None else self.events.position()
         due_now = {DUE: {"$lte": _naive(now)}}
+        stale = {SEEN: {"$lt": position}, LOOKED: {"$not": {
+            "$gt": _naive(now) - timedelta(seconds=LOOK_SECONDS)}}}
         looked = 0
         for due in list(self.collection.find(
-                {**LIVE, "$or": [due_now, {SEEN: {"$lt": position}}]} if position is not None
-                else {**LIVE, **due_now}, {"_id": 1, DUE: 1, SEEN: 1})):
+                {**LIVE, "$or": [due_now, stale]} if position is not None
+                else {**LIVE, **due_now}, {"_id": 1, DUE: 1, SEEN: 1, LOOKED: 1})):
             claimed = self.collection.find_one_and_update(
-                {"_id": due["_id"], DUE: due.get(DUE), SEEN: due.get(SEEN), **LIVE},
-                {"$set": {DUE: _naive(now) + timedelta(seconds=LOOK_SECONDS),
+                {"_id": due["_id"], DUE: due.get(DUE), SEEN: due.get(SEEN),
+                 LOOKED: due.get(LOOKED), **LIVE},
+                {"$set": {DUE: _naive(now) + timedelta(seconds=LOOK_SECONDS), LOOKED: _naive(now),
                           **({SEEN: position} if position is not None else {})}},
                 return_document=ReturnDocument.AFTER)
             if claimed is not None:
