@@ -49,7 +49,7 @@ from inventory.integrations.rollouts import Advancer  # noqa: E402
 
 BASELINE = "summary by environment, version, support.status"
 COUNTED = "GET /rollouts/wave (a cluster changed: counted)"
-IDLE_SECONDS = 10.0
+IDLE_SECONDS = 30.0  # how long the advancer is watched, the fleet idle (--idle)
 STAGES = [{"name": "canary", "filter": 'labels.team="team-0"'},
           {"name": "dev", "filter": 'environment="dev"', "soak": "PT1H"},
           {"name": "staging", "filter": 'environment="staging"', "soak": "P1D"},
@@ -58,7 +58,7 @@ STAGES = [{"name": "canary", "filter": 'labels.team="team-0"'},
           {"name": "rest", "filter": ""}]
 
 
-def measure(n, rounds):
+def measure(n, rounds, idle_seconds=IDLE_SECONDS):
     """{name: (median ms, worst hold CPU ms, what came back)} at N clusters."""
     app, store, client, seeded_in = seeded_app(n)
     # a third of the fleet passing its checks: the generator has ready clusters to answer
@@ -133,7 +133,7 @@ def measure(n, rounds):
         return store.rollouts.look_due()
     timed("the advancer's look (a cluster changed)", look, lambda looked: f"{looked} looked at",
           before=changed)
-    idle = advancer_idle(app, store, probe)
+    idle = advancer_idle(app, store, probe, idle_seconds)
     probe.running = False
     return found, seeded_in, idle
 
@@ -165,17 +165,20 @@ def main():
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--append", action="store_true", default=True)
+    parser.add_argument("--idle", type=float, default=IDLE_SECONDS,
+                        help="seconds the advancer is watched with the fleet idle")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     results, idle = {}, {}
     for n in sizes:
-        results[n], seeded, idle[n] = measure(n, args.rounds)
+        results[n], seeded, idle[n] = measure(n, args.rounds, args.idle)
         print(f"N = {n:,}: seeded in {seeded:.1f} s", file=sys.stderr, flush=True)
         for name, (ms, hold, what) in results[n].items():
             print(f"  {name:<46}{ms:>9.1f} ms  hold {hold:5.1f} ms  {what}", file=sys.stderr,
                   flush=True)
     largest = sizes[-1]
-    lines = [(f"# python -m bench.rollouts --sizes {args.sizes} --rounds {args.rounds}  "
+    lines = [(f"# python -m bench.rollouts --sizes {args.sizes} --rounds {args.rounds} "
+              f"--idle {args.idle:g}  "
               f"({datetime.datetime.now():%Y-%m-%d %H:%M}; nproc "
               f"{len(os.sched_getaffinity(0))}; load average {os.getloadavg()[0]:.1f}, the "
               f"machine shared with other jobs; {revision()})"),
@@ -194,7 +197,7 @@ def main():
     for n in sizes:
         cpu, passes, made, hold = idle[n]
         lines.append(f"the advancer, the fleet idle at N = {n:,}: {cpu:.1f} ms CPU a second "
-                     f"over {IDLE_SECONDS:.0f} s ({passes} looks, {made} counts), longest "
+                     f"over {args.idle:.0f} s ({passes} looks, {made} counts), longest "
                      f"hold {hold:.1f} ms")
     worst = max(worst, idle[largest][3])
     read = results[largest][COUNTED][0] / results[largest][BASELINE][0]
