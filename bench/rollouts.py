@@ -5,8 +5,9 @@ summary, and how long they hold the event loop, at 1,000 / 10,000 /
 The requirement (issue 44): at the envelope (100,000 clusters) reading a
 rollout of 5 stages answers in the time a summary does, and no computation
 of rollouts holds the event loop past 50 ms. A rollout's read counts its
-clusters by stage and state in one aggregation (each stage a facet of one
-pass on the embedded store), as a summary counts by its fields.
+clusters by stage and state in one aggregation, a summary's (grouped by the
+fields its filters read and a state is made of, each group then given to
+its stage), and reuses its kept counts while nothing changed.
 
 In process under gevent (everything patched, as the gevent worker runs),
 Flask test client, embedded store seeded by bench/seeding.py (a third of
@@ -17,15 +18,19 @@ rollout toward 1.29 of 5 stages (team-0, dev, staging, production of teams
 
 - the baseline: `GET /kubeclusters:summary?group_by=environment,version,
   support.status` (the summary bench's own row);
-- `GET /rollouts/{rollout}` (counted now), the list of rollouts (the last
-  look's counts), a page of its clusters, its blocked ones, the Argo CD
-  generator's `parameters.rollout`, and one look of the advancer;
+- `GET /rollouts/{rollout}` counted (a cluster changed before each, untimed)
+  and with nothing changed (its kept counts), the list of rollouts (the
+  last look's counts), a page of its clusters, its blocked ones, the Argo
+  CD generator's `parameters.rollout`, and one look of the advancer after
+  a cluster changed;
+- the advancer's CPU with the fleet idle: --idle seconds with it running,
+  beside as long without, its looks and the counts it made;
 
 with each one's ratio to the baseline, and (a probe greenlet waking every
 5 ms: bench/loop_holds.py's) the longest stretch of the loop's CPU any of
 them held. Appends its table to bench/rollouts.txt.
 
-    .venv/bin/python -m bench.rollouts [--sizes 1000,10000,100000] [--rounds 5]
+    .venv/bin/python -m bench.rollouts [--sizes 1000,10000,100000] [--rounds 5] [--idle 30]
 """
 from gevent import monkey
 
