@@ -5,8 +5,9 @@ summary, and how long they hold the event loop, at 1,000 / 10,000 /
 The requirement (issue 44): at the envelope (100,000 clusters) reading a
 rollout of 5 stages answers in the time a summary does, and no computation
 of rollouts holds the event loop past 50 ms. A rollout's read counts its
-clusters by stage and state in one aggregation (each stage a facet of one
-pass on the embedded store), as a summary counts by its fields.
+clusters by stage and state in one aggregation, a summary's (grouped by the
+fields its filters read and a state is made of, each group then given to
+its stage), and reuses its kept counts while nothing changed.
 
 In process under gevent (everything patched, as the gevent worker runs),
 Flask test client, embedded store seeded by bench/seeding.py (a third of
@@ -17,15 +18,19 @@ rollout toward 1.29 of 5 stages (team-0, dev, staging, production of teams
 
 - the baseline: `GET /kubeclusters:summary?group_by=environment,version,
   support.status` (the summary bench's own row);
-- `GET /rollouts/{rollout}` (counted now), the list of rollouts (the last
-  look's counts), a page of its clusters, its blocked ones, the Argo CD
-  generator's `parameters.rollout`, and one look of the advancer;
+- `GET /rollouts/{rollout}` counted (a cluster changed before each, untimed)
+  and with nothing changed (its kept counts), the list of rollouts (the
+  last look's counts), a page of its clusters, its blocked ones, the Argo
+  CD generator's `parameters.rollout`, and one look of the advancer after
+  a cluster changed;
+- the advancer's CPU with the fleet idle: --idle seconds with it running,
+  beside as long without, its looks and the counts it made;
 
 with each one's ratio to the baseline, and (a probe greenlet waking every
 5 ms: bench/loop_holds.py's) the longest stretch of the loop's CPU any of
 them held. Appends its table to bench/rollouts.txt.
 
-    .venv/bin/python -m bench.rollouts [--sizes 1000,10000,100000] [--rounds 5]
+    .venv/bin/python -m bench.rollouts [--sizes 1000,10000,100000] [--rounds 5] [--idle 30]
 """
 from gevent import monkey
 
@@ -45,8 +50,11 @@ from bench import report  # noqa: E402
 from bench.filter_cost import revision  # noqa: E402
 from bench.loop_holds import PROMISE_MS, Probe  # noqa: E402
 from bench.seeding import seeded_app  # noqa: E402
+from inventory.integrations.rollouts import Advancer  # noqa: E402
 
 BASELINE = "summary by environment, version, support.status"
+COUNTED = "GET /rollouts/wave (a cluster changed: counted)"
+IDLE_SECONDS = 30.0  # how long the advancer is watched, the fleet idle (--idle)
 STAGES = [{"name": "canary", "filter": 'labels.team="team-0"'},
           {"name": "dev", "filter": 'environment="dev"', "soak": "PT1H"},
           {"name": "staging", "filter": 'environment="staging"', "soak": "P1D"},
@@ -55,7 +63,7 @@ STAGES = [{"name": "canary", "filter": 'labels.team="team-0"'},
           {"name": "rest", "filter": ""}]
 
 
-def measure(n, rounds):
+def measure(n, rounds, idle_seconds=IDLE_SECONDS):
     """{name: (median ms, worst hold CPU ms, what came back)} at N clusters."""
     app, store, client, seeded_in = seeded_app(n)
     # a third of the fleet passing its checks: the generator has ready clusters to answer
@@ -73,8 +81,10 @@ def measure(n, rounds):
     gevent.sleep(0.2)
     found = {}
 
-    def timed(name, call, what):
+    def timed(name, call, what, before=None):
         def once():
+            if before is not None:
+                before()  # untimed
             started = time.perf_counter()
             answer = gevent.spawn(call).get()
             return (time.perf_counter() - started) * 1000, answer
@@ -94,9 +104,20 @@ def measure(n, rounds):
 
     timed(BASELINE, get("/kubeclusters:summary?group_by=environment,version,support.status"),
           lambda body: f"{len(body['groups'])} groups, {body['total']:,} clusters")
-    timed("GET /rollouts/wave (5 stages, counted now)", get("/rollouts/wave"), lambda body: ", ".join(
-        f"{stage['name']} {stage['state']} {stage['clusters']:,}"
-        for stage in body["status"]["stages"]))
+    changes = iter(range(10 ** 9))
+
+    def changed():
+        """A cluster's change (a label no stage reads): its event moves the
+        feed, so the next read or look counts anew."""
+        response = client.patch("/kubeclusters/cluster-00001",
+                                json={"labels": {"bench": f"b{next(changes)}"}})
+        assert response.status_code == 200, response.get_json()
+
+    def staged(body):
+        return ", ".join(f"{stage['name']} {stage['state']} {stage['clusters']:,}"
+                         for stage in body["status"]["stages"])
+    timed(COUNTED, get("/rollouts/wave"), staged, before=changed)
+    timed("GET /rollouts/wave (nothing changed: its counts)", get("/rollouts/wave"), staged)
     timed("GET /rollouts (the last look's counts)", get("/rollouts"),
           lambda body: f"{len(body['results'])} rollout")
     timed("a page of its clusters (limit 100)", get("/rollouts/wave/clusters?limit=100"),
@@ -114,12 +135,34 @@ def measure(n, rounds):
           lambda body: f"{len(body['output']['parameters']):,} clusters may go")
 
     def look():
-        store.rollouts.collection.update_one({"_id": "wave"}, {"$set": {
-            "_due": datetime.datetime(2000, 1, 1)}})
         return store.rollouts.look_due()
-    timed("the advancer's look (one rollout due)", look, lambda looked: f"{looked} looked at")
+    timed("the advancer's look (a cluster changed)", look, lambda looked: f"{looked} looked at",
+          before=changed)
+    idle = advancer_idle(app, store, probe, idle_seconds)
     probe.running = False
-    return found, seeded_in
+    return found, seeded_in, idle
+
+
+def advancer_idle(app, store, probe, seconds=IDLE_SECONDS):
+    """(CPU ms a second the advancer's thread adds, its looks, the counts
+    made, the longest hold) over `seconds` with nothing changing, beside as
+    long with no advancer: the fleet idle, one rollout active."""
+    store.rollouts.look_due()  # whatever was pending
+    gevent.sleep(0.1)
+    began = time.process_time()
+    gevent.sleep(seconds)
+    quiet = time.process_time() - began
+    advancer = Advancer(app)
+    counts = getattr(store.rollouts, "counts_made", None)
+    advancer.start()
+    began, started = time.process_time(), time.monotonic()
+    gevent.sleep(seconds)
+    busy = time.process_time() - began
+    advancer.stop()
+    gevent.sleep(0.05)
+    hold, _ = probe.worst(started, time.monotonic())
+    made = "?" if counts is None else store.rollouts.counts_made - counts
+    return (busy - quiet) / seconds * 1000, advancer.passes, made, hold
 
 
 def main():
@@ -127,17 +170,20 @@ def main():
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--append", action="store_true", default=True)
+    parser.add_argument("--idle", type=float, default=IDLE_SECONDS,
+                        help="seconds the advancer is watched with the fleet idle")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
-    results = {}
+    results, idle = {}, {}
     for n in sizes:
-        results[n], seeded = measure(n, args.rounds)
+        results[n], seeded, idle[n] = measure(n, args.rounds, args.idle)
         print(f"N = {n:,}: seeded in {seeded:.1f} s", file=sys.stderr, flush=True)
         for name, (ms, hold, what) in results[n].items():
             print(f"  {name:<46}{ms:>9.1f} ms  hold {hold:5.1f} ms  {what}", file=sys.stderr,
                   flush=True)
     largest = sizes[-1]
-    lines = [(f"# python -m bench.rollouts --sizes {args.sizes} --rounds {args.rounds}  "
+    lines = [(f"# python -m bench.rollouts --sizes {args.sizes} --rounds {args.rounds} "
+              f"--idle {args.idle:g}  "
               f"({datetime.datetime.now():%Y-%m-%d %H:%M}; nproc "
               f"{len(os.sched_getaffinity(0))}; load average {os.getloadavg()[0]:.1f}, the "
               f"machine shared with other jobs; {revision()})"),
@@ -153,10 +199,15 @@ def main():
                      + f"{results[largest][name][1]:>7.1f}   {results[largest][name][2]}")
     # the rollouts' own work (the summary's hold is the baseline's, said in its row)
     worst = max(hold for name, (_, hold, _) in results[largest].items() if name != BASELINE)
-    read = results[largest]["GET /rollouts/wave (5 stages, counted now)"][0] \
-        / results[largest][BASELINE][0]
+    for n in sizes:
+        cpu, passes, made, hold = idle[n]
+        lines.append(f"the advancer, the fleet idle at N = {n:,}: {cpu:.1f} ms CPU a second "
+                     f"over {args.idle:.0f} s ({passes} looks, {made} counts), longest "
+                     f"hold {hold:.1f} ms")
+    worst = max(worst, idle[largest][3])
+    read = results[largest][COUNTED][0] / results[largest][BASELINE][0]
     verdict = "within" if worst <= PROMISE_MS else "OVER"
-    lines.append(f"at N = {largest:,}: reading the rollout {read:.2f}x the summary; longest "
+    lines.append(f"at N = {largest:,}: reading the rollout (counted) {read:.2f}x the summary; longest "
                  f"hold of the rollouts' work {worst:.1f} ms ({verdict} the {PROMISE_MS} ms "
                  "promise)")
     report("rollouts", "\n".join(lines) + "\n", args.append)

@@ -1,9 +1,12 @@
 """The rollouts' advancer: each process that serves looks, every
 LOOK_EVERY seconds, at the rollouts whose next look is due, so that a
 stage's turn comes within seconds of what brings it (a soak that ends, a
-stage's last cluster done) while nobody reads the rollout. Any number of
-processes may run it: each look is claimed in the store first, and a
-stage moves only by a compare-and-swap on the rollout (RolloutStore)."""
+stage's last cluster done) while nobody reads the rollout. A rollout is due
+when a change was written since its counts (the change feed moved) or a
+soak ends: with nothing changed a look reads two documents and counts
+nothing (RolloutStore.look_due). Any number of processes may run it: each
+look is claimed in the store first, and a stage moves only by a
+compare-and-swap on the rollout (RolloutStore)."""
 import threading
 
 from inventory.store.outages import background

@@ -294,6 +294,15 @@ class EventStore:
                 return_document=ReturnDocument.AFTER)
         return slot_id(counter["value"])
 
+    def position(self):
+        """How many slots the feed has handed out (0 before any). It moves
+        with every change written with an event, once the change is written:
+        a reader that read it before reading records, and finds it unmoved
+        later, knows that no change with an event was written since (a
+        rollout's counts: RolloutStore). One read of one document by key."""
+        counter = self.counters.find_one({"_id": "event-slots"}, {"value": 1})
+        return 0 if counter is None else counter["value"]
+
     def _tombstone(self, slot):
         try:
             self.collection.insert_one({"_id": slot, "key": f"gap:{slot}", "gap": True,

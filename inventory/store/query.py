@@ -207,3 +207,92 @@ class FilterCompiler:
             upper[-1] += 1
             return version_key(node.value), parts_key(upper + [0] * (3 - given))
         return version_key(node.value)
+
+
+_ABSENT = object()  # a path a row lacks (the document had no value there)
+_ROW_RANGES = {"$lt": str.__lt__, "$lte": str.__le__, "$gt": str.__gt__, "$gte": str.__ge__}
+
+
+class RowTest:
+    """Whether a row of stored values matches a compiled query, as MongoDB
+    would match the document the row was read from: `row` maps each path the
+    query reads (`paths`) to the document's value there, a string or null,
+    and lacks a path the document lacks. Made by `row_test`."""
+
+    def __init__(self, check, paths):
+        self._check, self.paths = check, frozenset(paths)
+
+    def __call__(self, row):
+        return self._check(row)
+
+
+def row_test(query):
+    """A RowTest of `query`, for the queries FilterCompiler makes of
+    fields compared with strings or null (`$eq`, `$ne`, ranges, `$not`,
+    joined by `$and`, `$or`, `$nor`); None for any other query (`$exists`
+    among them: a grouped row may not tell a missing value from null on
+    every server). The caller hands it rows whose values are strings or
+    null only: arrays, numbers and objects have MongoDB's own rules."""
+    paths = set()
+    check = _row_check(query, paths)
+    return None if check is None else RowTest(check, paths)
+
+
+def _row_check(query, paths):
+    if not isinstance(query, dict):
+        return None
+    checks = []
+    for key, condition in query.items():
+        if key in ("$and", "$or", "$nor"):
+            if not isinstance(condition, list) or not condition:
+                return None
+            parts = [_row_check(part, paths) for part in condition]
+            if any(part is None for part in parts):
+                return None
+            joined = {"$and": all, "$or": any, "$nor": lambda tests: not any(tests)}[key]
+            checks.append(lambda row, parts=parts, joined=joined:
+                          joined(part(row) for part in parts))
+        elif key.startswith("$"):
+            return None
+        else:
+            test = _value_test(condition)
+            if test is None:
+                return None
+            paths.add(key)
+            checks.append(lambda row, key=key, test=test: test(row.get(key, _ABSENT)))
+    if not checks:
+        return None
+    return checks[0] if len(checks) == 1 else lambda row: all(check(row) for check in checks)
+
+
+def _value_test(condition):
+    """A test of one value (a string, None, or _ABSENT) against a path's
+    condition (`{"$eq": v, ...}`, or a literal), or None."""
+    if not isinstance(condition, dict):
+        condition = {"$eq": condition}
+    tests = []
+    for operator, operand in condition.items():
+        if operator in ("$eq", "$ne"):
+            if operand is None:  # null matches null and a missing value
+                test = lambda value: value is None or value is _ABSENT  # noqa: E731
+            elif isinstance(operand, str):
+                test = lambda value, operand=operand: value == operand  # noqa: E731
+            else:
+                return None
+            tests.append(test if operator == "$eq" else
+                         lambda value, test=test: not test(value))
+        elif operator in _ROW_RANGES and isinstance(operand, str):
+            compare = _ROW_RANGES[operator]
+            # a string compares with strings only (MongoDB's type brackets)
+            tests.append(lambda value, compare=compare, operand=operand:
+                         value.__class__ is str and compare(value, operand))
+        elif operator == "$not":
+            inner = _value_test(operand) if isinstance(operand, dict) else None
+            if inner is None:
+                return None
+            tests.append(lambda value, inner=inner: not inner(value))
+        else:
+            return None
+    if not tests:
+        return None
+    return tests[0] if len(tests) == 1 else lambda value: all(test(value) for test in tests)

@@ -552,3 +552,95 @@ def test_a_bad_stage_in_a_change_is_422_at_its_location(client, clock):
         {"name": "a", "filter": ""}, {"name": "b", "filter": "labels.x.y=1"}]}), 422,
         "body.stages.1.filter")
     assert [s["name"] for s in client.get("/rollouts/wave").get_json()["stages"]] == ["all"]
+
+
+# -- cost: counted once per change ----------------------------------------------
+
+def test_the_advancer_counts_only_when_a_change_was_written_or_a_soak_ends(
+        client, store, inventory, clock):
+    """With nothing changed a look counts nothing (store.rollouts.counts_made,
+    its public count of counts), however often it comes; a cluster's change
+    is counted at the next look, and a soak's end brings its look."""
+    inventory.cluster(name="c1", version="1.32.0", labels={"wave": "canary"})
+    inventory.cluster(name="c2", version="1.30.0")
+    make(client, stages=[{"name": "canary", "filter": 'labels.wave="canary"', "soak": "PT1H"},
+                         {"name": "rest", "filter": ""}])
+    clock.advance(seconds=1)
+    store.rollouts.look_due()  # the rollout's own `created` event came after its count
+    counted = store.rollouts.counts_made
+    for _ in range(30):
+        clock.advance(seconds=2)
+        assert store.rollouts.look_due() == 0
+    assert client.get("/rollouts/wave").status_code == 200  # a read of the same counts
+    assert store.rollouts.counts_made == counted
+    client.patch("/kubeclusters/c2", json={"labels": {"wave": "canary"}})
+    clock.advance(seconds=1)
+    assert store.rollouts.look_due() == 1
+    assert store.rollouts.counts_made == counted + 1
+    assert stage(client, "canary")["clusters"] == 2
+    assert stage(client, "canary")["state"] == "soaking"  # only forward
+    counted = store.rollouts.counts_made
+    ends = datetime.fromisoformat(stage(client, "canary")["soak_ends_on"].replace("Z",
+                                                                                  "+00:00"))
+    while clock.now + timedelta(minutes=1) < ends:  # a quiet look each QUIET_SECONDS: no count
+        clock.advance(minutes=1)
+        store.rollouts.look_due()
+    assert stage(client, "canary")["state"] == "soaking"
+    clock.now = ends
+    assert store.rollouts.look_due() == 1  # the soak ended: its look, with no change
+    assert store.rollouts.counts_made == counted
+    assert states(client) == {"canary": "complete", "rest": "complete"}  # rest: no cluster
+
+
+def test_a_filter_on_a_time_back_from_now_is_counted_at_every_look(
+        client, store, inventory, clock):
+    inventory.cluster(name="c1", version="1.30.0")
+    make(client, stages=[{"name": "recent", "filter": 'created_on>"-P1D"'}])
+    clock.advance(seconds=1)
+    store.rollouts.look_due()
+    counted = store.rollouts.counts_made
+    for _ in range(3):
+        clock.advance(seconds=2)
+        assert store.rollouts.look_due() == 1
+    assert store.rollouts.counts_made == counted + 3
+
+
+@pytest.mark.parametrize("extra", ['name>""', 'name:*'])
+def test_counts_grouped_as_a_summary_equal_counts_cluster_by_cluster(
+        client, inventory, clock, extra):
+    """Filters on few-valued fields are counted by groups; a filter on a
+    name is checked cluster by cluster: the same stages, either way, count
+    the same (`AND name>""` holds for every cluster)."""
+    platform = inventory.platform()["name"]
+    for index in range(24):
+        inventory.cluster(platform=platform, name=f"c{index}",
+                          environment=("dev", "staging", "production")[index % 3],
+                          version=f"1.{29 + index % 4}.{index % 5}",
+                          labels={"team": f"team-{index % 5}"} if index % 7 else {})
+    stages = [{"name": "canary", "filter": 'labels.team="team-1" OR labels.team="team-3*"'},
+              {"name": "dev", "filter": 'environment="dev" AND NOT version>="1.31"'},
+              {"name": "mid", "filter": 'environment!="production" AND labels.team<"team-3"'},
+              {"name": "old", "filter": 'version<"1.31" OR NOT labels.team:*'},
+              {"name": "rest", "filter": 'NOT environment="staging"'}]
+    make(client, name="grouped", stages=stages)
+    make(client, name="each", stages=[{**stage, "filter": f"({stage['filter']}) AND {extra}"}
+                                      for stage in stages])
+    grouped, each = status(client, "grouped"), status(client, "each")
+    assert [s["clusters"] for s in grouped["stages"]] == [s["clusters"] for s in each["stages"]]
+    assert grouped["stages"] == [{**s, "name": s["name"]} for s in each["stages"]]
+    assert grouped["unstaged"] == each["unstaged"]
+    assert sum(s["clusters"] for s in grouped["stages"]) + grouped["unstaged"] == 24
+
+
+def test_a_fleet_that_changes_every_second_is_counted_every_look_seconds(
+        client, store, inventory, clock):
+    inventory.cluster(name="c1", version="1.30.0")
+    make(client, stages=[{"name": "all", "filter": ""}])
+    clock.advance(seconds=1)
+    store.rollouts.look_due()
+    looks = []
+    for second in range(10):
+        client.patch("/kubeclusters/c1", json={"labels": {"tick": f"t{second}"}})
+        clock.advance(seconds=1)
+        looks.append(store.rollouts.look_due())
+    assert looks == [0, 1] * 5  # each change looked at, every LOOK_SECONDS (2 s)

@@ -16,6 +16,12 @@ from inventory_client.api.kubeclusters import (
 from inventory_client.api.kubeclusterscans import list_kube_cluster_scans, record_kube_cluster_scan
 from inventory_client.api.kubeplatforms import create_kube_platform
 from inventory_client.api.organizations import create_organization, delete_organization
+from inventory_client.api.rollouts import (
+    approve_rollout,
+    create_rollout,
+    get_rollout,
+    list_rollout_clusters,
+)
 from inventory_client.models import (
     Cloud,
     ControlPlane,
@@ -28,6 +34,9 @@ from inventory_client.models import (
     KubeClusterScanCreate,
     KubePlatformCreate,
     OrganizationCreate,
+    RolloutApprove,
+    RolloutCreate,
+    RolloutStage,
 )
 from inventory_client.types import UNSET, Unset
 
@@ -78,6 +87,25 @@ def main(base_url: str, token: str) -> None:
     assert [cluster.name for cluster in due.results] == ["payments"]
     scans = expect(list_kube_cluster_scans.sync("payments", client=client))
     assert [scan.scanned_on for scan in scans.results] == [1763800000, now]
+
+    # an upgrade wave to 1.32: a canary stage of no cluster completes at
+    # once, so production's turn comes, held for an approval
+    made = expect(create_rollout.sync(client=client, body=RolloutCreate(
+        name="wave", target="1.32", stages=[
+            RolloutStage(name="canary", filter_='labels.team="nobody"'),
+            RolloutStage(name="production", filter_='environment="production"',
+                         approval=True)])))
+    assert [stage.state for stage in made.status.stages] == ["complete", "held"]
+    wave = expect(get_rollout.sync("wave", client=client))
+    production = wave.status.stages[1]
+    assert (production.name, production.clusters, production.blocked) == ("production", 1, 1)
+    members = expect(list_rollout_clusters.sync("wave", client=client,
+                                                filter_='stage="production"'))
+    assert [(row.cluster, row.state) for row in members.results] == [("payments", "blocked")]
+    approved = expect(approve_rollout.sync("wave", client=client,
+                                           body=RolloutApprove(stage="production")))
+    assert approved.status.stages[1].state == "open"
+    assert approved.status.stages[1].approved_by == "admin"
 
     changed = expect(update_kube_cluster.sync("payments", client=client, body=KubeClusterPatch(
         version="1.32.0", labels=KubeClusterPatchLabels.from_dict({"team": None,

@@ -111,6 +111,45 @@ async function main(): Promise<void> {
   if (scans.data === undefined) throw new Error(`list scans: ${scans.response.status}`);
   check(scans.data.results.every((scan) => scan.cluster === payments.data.id), "scans' cluster");
 
+  // an upgrade wave to 1.32: a canary stage of no cluster completes at
+  // once, so production's turn comes, held for an approval. A stage's soak
+  // and approval have defaults, which openapi-typescript 7 (its
+  // defaultNonNullable) types as required, in a body too: they are given.
+  const made = await client.POST("/rollouts", {
+    body: {
+      name: "wave", target: "1.32", stages: [
+        { name: "canary", filter: 'labels.team="nobody"', soak: "PT0S", approval: false },
+        { name: "production", filter: 'environment="production"', soak: "PT0S",
+          approval: true },
+      ],
+    },
+  });
+  if (made.data === undefined) throw new Error(`create rollout: ${made.response.status}`);
+  check(made.data.status.stages.map((stage) => stage.state).join(",") === "complete,held",
+    "the rollout's stages at creation");
+  const wave = await client.GET("/rollouts/{rollout}", { params: { path: { rollout: "wave" } } });
+  if (wave.data === undefined) throw new Error(`read rollout: ${wave.response.status}`);
+  const [, production] = wave.data.status.stages;
+  if (production === undefined) throw new Error("no production stage");
+  const state: "waiting" | "held" | "open" | "soaking" | "complete" = production.state;
+  const blocked: number = production.blocked;
+  check(state === "held" && production.clusters === 1 && blocked === 1, "production's counts");
+  const members = await client.GET("/rollouts/{rollout}/clusters", {
+    params: { path: { rollout: "wave" }, query: { filter: 'stage="production"' } },
+  });
+  if (members.data === undefined) throw new Error(`rollout clusters: ${members.response.status}`);
+  const memberState: "done" | "ready" | "blocked" | "behind" | undefined =
+    members.data.results[0]?.state;
+  check(members.data.results.length === 1 && members.data.results[0]?.cluster === "payments" &&
+        memberState === "blocked", "production's clusters");
+  const approved = await client.POST("/rollouts/{rollout}:approve", {
+    params: { path: { rollout: "wave" } }, body: { stage: "production" },
+  });
+  if (approved.data === undefined) throw new Error(`approve: ${approved.response.status}`);
+  const approvedBy: string | null | undefined = approved.data.status.stages[1]?.approved_by;
+  check(approved.data.status.stages[1]?.state === "open" && approvedBy === "admin",
+    "production approved and open");
+
   const changed = await client.PATCH("/kubeclusters/{cluster}", {
     params: path, body: { version: "1.32.0", labels: { team: null, owner: "ops" } },
   });

@@ -16,5 +16,7 @@ SPEC = ResourceSpec(
     orderings=Orderings.of("created_on", "last_modified_on"),
     indexes=(((("organization", 1), ("_id", 1)), {}),
              # the advancer's look-up of the rollouts due for a look
-             ((("_due", 1),), {})),
+             ((("_due", 1),), {}),
+             # the advancer's look: a rollout whose counts the change feed moved past
+             ((("_seen", 1),), {})),
 )

@@ -14,22 +14,42 @@ from inventory.core import filtering
 from inventory.core import rollouts as rules
 from inventory.core.errors import Contended, InvalidField, NotFound, NotNow
 from inventory.core.ids import rfc3339
-from inventory.core.lifecycle import VERSION_KEY_FIELD, minor_of
+from inventory.core.lifecycle import DISTRIBUTION_FIELD, VERSION_KEY_FIELD, minor_of
 from inventory.core.turns import Turns
 from inventory.resources.clusters.store import CHECKS_FIELD
 from inventory.resources.rollouts.spec import SPEC
 from inventory.store.base import LIVE, REVISION, UPDATE_ATTEMPTS, Record, ResourceStore, new_revision
 from inventory.store.events import OUTBOX, OUTBOX_SINCE, acting
 from inventory.store.pages import MAX_EXAMINED, Page, all_of
+from inventory.store.query import row_test
 
 # The rollout's stored progress ({stage name: its progress}), the counts
-# last worked out (shown by lists; a read of one rollout counts anew), and
-# when any process should look at it next (None: complete, never)
-PROGRESS, COUNTS, DUE = "_progress", "_counts", "_due"
-# An active rollout is looked at (counted, moved forward) at least this
-# often by whichever process claims the look: a stage's turn comes within
-# 5 s of what brings it (a cluster becoming done, a soak ending)
+# last worked out (shown by lists; a read of one rollout shows them when
+# nothing changed since, else counts anew), when any process should look at
+# it next for a reason no change says (a soak's end), and, while it is not
+# complete, the change feed's position its counts were made at (a look is
+# due as soon as the feed moves past it)
+PROGRESS, COUNTS, DUE, SEEN = "_progress", "_counts", "_due", "_seen"
+# When a look last claimed it: a change is looked at LOOK_SECONDS after
+# the last look at the soonest (a fleet whose clusters change every second
+# has each rollout counted every LOOK_SECONDS, no more)
+LOOKED = "_looked"
+# A claimed look, or a rollout whose stages read what changes with no event
+# (below), is looked at again within this: a stage's turn comes within 5 s
+# of what brings it (a cluster becoming done, a soak ending)
 LOOK_SECONDS = 2
+# With nothing changed, a rollout is still looked at this often: what a
+# filter compiles to moves with the day (support.status), and a writer that
+# died between its write and its event publishes it only when swept
+QUIET_SECONDS = 300
+# Stored paths written with no event (ClusterStore.record_scan_time): a
+# stage whose filter reads one is counted at every look
+_SILENT_PATHS = ("last_scanned_on",)
+# Stored paths that a few values are shared by many clusters: a count
+# groups the clusters by them and checks each group against the stages'
+# filters once (a filter on a name or a time is checked cluster by cluster)
+_FEW_VALUED = ("environment", "labels.", VERSION_KEY_FIELD, DISTRIBUTION_FIELD,
+               "observed.minor", "readiness.status", "readiness.target")
 _ROW = {"v": f"${VERSION_KEY_FIELD}", "o": "$observed.minor", "r": "$readiness.status"}
 _READ_SLICE = 200  # clusters read at once by a list of a rollout's clusters
 _NOT_IMPLEMENTED = 238  # the server's code for a stage it lacks
@@ -57,6 +77,7 @@ class RolloutStore(ResourceStore):
         super().__init__(db)
         self.clock = _now  # what "now" is (tests hand their own)
         self._facets = True  # whether the server answers `$facet` (as far as known)
+        self.counts_made = 0  # how many times this store counted a rollout's clusters
 
     # -- what a rollout's stages hold -----------------------------------------
 
@@ -77,18 +98,69 @@ class RolloutStore(ResourceStore):
         return all_of({"organization": doc["organization"]} if doc["organization"] else None,
                       LIVE)
 
-    def count(self, doc):
+    def count(self, doc, queries=None):
         """({stage name: {"clusters", "done", "ready", "blocked", "behind"}},
         unstaged): the clusters of each stage (the first whose filter
-        matches them) by state, and those no stage matches.
+        matches them) by state, and those no stage matches. `queries`: the
+        stages' (stage_queries), if the caller compiled them.
 
-        One aggregation: the rollout's clusters, each stage's a facet
-        counted by the three stored fields a state is made of (the version
-        key, the observed minor, the readiness' status): a few dozen rows
-        at most, whatever the number of clusters. A stage's facet checks
-        its own filter first, and the earlier stages' only for the clusters
-        that match it."""
-        queries = self.stage_queries(doc["stages"])
+        One aggregation, a summary's where the filters read only fields
+        that few values are shared by (environment, labels, versions,
+        readiness: _grouped_count); else each stage a facet of one pass."""
+        self.counts_made += 1
+        queries = self.stage_queries(doc["stages"]) if queries is None else queries
+        grouped = self._grouped_count(doc, queries)
+        if grouped is not None:
+            return grouped
+        return self._faceted_count(doc, queries)
+
+    def _grouped_count(self, doc, queries):
+        """count's answer from one aggregation as a summary's: the
+        rollout's clusters grouped by the paths the stages' filters read
+        and the three a state is made of (a few hundred rows at most where
+        those are few-valued), each row then given to the first stage whose
+        filter it matches (RowTest: as MongoDB matches the clusters it
+        stands for). None where a filter reads another path or compares
+        otherwise, or a row holds a value that is not a string or null."""
+        tests = [row_test(query) if query else None for query in queries]
+        if any(test is None and query for test, query in zip(tests, queries)):
+            return None
+        read = sorted({path for test in tests if test is not None for path in test.paths})
+        if not all(path.startswith(_FEW_VALUED) for path in read):
+            return None
+        names = {path: f"f{index}" for index, path in enumerate(read)}
+        for name, path in _ROW.items():
+            names.setdefault(path[1:], name)
+        rows = self.clusters.collection.aggregate([
+            {"$match": self._scope_of(doc)},
+            {"$group": {"_id": {name: f"${path}" for path, name in names.items()},
+                        "n": {"$sum": 1}}}])
+        target = rules.parse_target(doc["target"])
+        counted = {stage["name"]: dict(_ZERO) for stage in doc["stages"]}
+        unstaged = 0
+        for row in rows:
+            key = row["_id"]
+            values = {path: key[name] for path, name in names.items() if name in key}
+            if any(value is not None and value.__class__ is not str
+                   for value in values.values()):
+                return None
+            for stage, test in zip(doc["stages"], tests):
+                if test is None or test(values):
+                    counts = counted[stage["name"]]
+                    minor = _minor_of(values.get(_ROW["o"][1:]), values.get(_ROW["v"][1:]))
+                    counts[rules.cluster_state(minor, values.get(_ROW["r"][1:]), target)] \
+                        += row["n"]
+                    counts["clusters"] += row["n"]
+                    break
+            else:
+                unstaged += row["n"]
+        return counted, unstaged
+
+    def _faceted_count(self, doc, queries):
+        """count's answer from one aggregation of one pass: each stage's
+        clusters a facet counted by the three stored fields a state is made
+        of. A stage's facet checks its own filter first, and the earlier
+        stages' only for the clusters that match it."""
         group = {"$group": {"_id": _ROW, "n": {"$sum": 1}}}
         facets = {f"s{index}": [{"$match": self._members_query(queries, index)}, group]
                   for index in range(len(queries))}
@@ -130,38 +202,81 @@ class RolloutStore(ResourceStore):
 
     # -- progress -----------------------------------------------------------
 
-    def _snapshot(self, doc, counted, unstaged, now):
-        return {"stages": [{"name": stage["name"], **counted[stage["name"]]}
-                           for stage in doc["stages"]],
-                "unstaged": unstaged, "computed_on": rfc3339(now)}
+    def _counts_now(self, doc, now):
+        """(counted, unstaged, snapshot, volatile): the rollout's counts as
+        of now, and what its document keeps of them (COUNTS). The counts
+        kept are reused, with no count, while they still hold: made at the
+        change feed's present position (no change with an event written
+        since: a cluster's, a scan's) from the same queries (its stages'
+        filters compiled now). `volatile`: its queries move with the clock,
+        or read what changes with no event, or there is no feed: the kept
+        counts never hold, and it is looked at within LOOK_SECONDS."""
+        # read before the clusters are: a change its count may miss moves it after
+        position = None if self.events is None else self.events.position()
+        queries = self.stage_queries(doc["stages"])
+        basis = hashlib.blake2b(orjson.dumps(queries), digest_size=8).hexdigest()
+        volatile = position is None or _reads_silent_paths(queries) \
+            or queries != self.stage_queries(doc["stages"], _ANOTHER_MOMENT)
+        kept = doc.get(COUNTS) or {}
+        if not volatile and kept.get("position") == position and kept.get("basis") == basis:
+            counted = {stage["name"]: {field: stage.get(field, 0) for field in _ZERO}
+                       for stage in kept["stages"]}
+            return counted, kept["unstaged"], kept, volatile
+        counted, unstaged = self.count(doc, queries)
+        snapshot = {"stages": [{"name": stage["name"], **counted[stage["name"]]}
+                               for stage in doc["stages"]],
+                    "unstaged": unstaged, "computed_on": rfc3339(now),
+                    "position": position, "basis": basis}
+        return counted, unstaged, snapshot, volatile
 
     @staticmethod
-    def _due(progress, paused, now):
-        """When to look again: never once complete, else within LOOK_SECONDS."""
-        if rules.rollout_state(progress, paused) == "complete":
+    def _due(doc, progress, now, volatile, planned=None):
+        """When to look again for a reason no change says: never once
+        complete; within LOOK_SECONDS if `volatile`; else when its next soak
+        ends, at most QUIET_SECONDS from now. `planned`: a look already
+        planned, kept if it comes no later and is still to come."""
+        if rules.rollout_state(progress, doc["paused"]) == "complete":
             return None
-        return _naive(now) + timedelta(seconds=LOOK_SECONDS)
+        if volatile:
+            return _naive(now) + timedelta(seconds=LOOK_SECONDS)
+        due = _naive(now) + timedelta(seconds=QUIET_SECONDS)
+        soak_ends = rules.next_due(doc["stages"], progress)
+        if soak_ends is not None:
+            due = min(due, _naive(soak_ends))
+        if planned is not None and _naive(now) < planned <= due:
+            return planned
+        return due
 
-    def progressed(self, doc, now=None, approve=None, principal=None):
-        """The rollout `doc` (its stored document) counted and moved forward
-        as far as its clusters and `now` allow, written in one
-        compare-and-swap on its revision (read again and redone if another
-        write came first): its stages' changes of state are its
-        `rollout.updated` event (`status.stages.<stage>.state`). With
-        `approve`, a held stage's name: approved by `principal` in the same
-        write (InvalidField for no such stage, NotNow if it is not held).
-        The document as written; NotFound if the rollout went away."""
+    def progressed(self, doc, now=None, approve=None, principal=None, replan=False):
+        """The rollout `doc` (its stored document) counted (its counts kept
+        while they hold: _counts_now) and moved forward as far as its
+        clusters and `now` allow, written in one compare-and-swap on its
+        revision (read again and redone if another write came first): its
+        stages' changes of state are its `rollout.updated` event
+        (`status.stages.<stage>.state`). With `approve`, a held stage's
+        name: approved by `principal` in the same write (InvalidField for no
+        such stage, NotNow if it is not held). `replan`: its next look is
+        planned anew (a look claimed it). The document as written (as read
+        when nothing changed: no write); NotFound if the rollout went away."""
         now = now or self.clock()
         stamp = rfc3339(now)
-        counted, unstaged = self.count(doc)
+        counted, unstaged, snapshot, volatile = self._counts_now(doc, now)
         for _ in range(UPDATE_ATTEMPTS):
             progress = doc.get(PROGRESS) or {}
             if approve is not None:
                 progress = self._approved(doc, progress, approve, principal, stamp)
             moved = rules.advanced(doc["stages"], progress, counted, doc["paused"], now)
-            sets = {COUNTS: self._snapshot(doc, counted, unstaged, now),
-                    DUE: self._due(moved, doc["paused"], now)}
+            sets = {COUNTS: snapshot,
+                    DUE: self._due(doc, moved, now, volatile,
+                                   None if replan else doc.get(DUE))}
+            complete = rules.rollout_state(moved, doc["paused"]) == "complete"
+            unsets = {SEEN: ""} if complete or snapshot["position"] is None else {}
+            if not unsets:
+                sets[SEEN] = snapshot["position"]
             stored = doc.get(PROGRESS) or {}
+            if snapshot is doc.get(COUNTS) and moved == stored and sets[DUE] == doc.get(DUE) \
+                    and doc.get(SEEN) == sets.get(SEEN) and (SEEN in doc) != bool(unsets):
+                return doc  # nothing to write: the counts held, nothing moved
             if moved != stored:
                 sets.update({PROGRESS: moved, REVISION: new_revision()})
                 if approve is not None:
@@ -176,7 +291,8 @@ class RolloutStore(ResourceStore):
                     sets.update({OUTBOX: outboxed[OUTBOX], OUTBOX_SINCE: outboxed[OUTBOX_SINCE]})
             written = self.collection.find_one_and_update(
                 all_of(self.identity(doc), LIVE, {REVISION: doc.get(REVISION)}),
-                {"$set": sets}, return_document=ReturnDocument.AFTER)
+                {"$set": sets, **({"$unset": unsets} if unsets else {})},
+                return_document=ReturnDocument.AFTER)
             if written is not None:
                 if OUTBOX in sets:
                     self.publish(written["_id"], sets[OUTBOX])
@@ -206,20 +322,30 @@ class RolloutStore(ResourceStore):
                                            principal=principal))
 
     def look_due(self, now=None):
-        """Look at every live rollout whose next look is due, claiming each
-        look first (a write on `_due` as read: of processes that look at
-        once, one claims it); how many this process looked at."""
+        """Look at every live rollout whose next look is due (its planned
+        look's time came, or a change was written since its counts: the
+        change feed moved past them), claiming each look first (a write on
+        `_due` and `_seen` as read: of processes that look at once, one
+        claims it); how many this process looked at. With nothing changed
+        and no look planned, two reads by key and by index, no count."""
         now = now or self.clock()
+        position = None if self.events is None else self.events.position()
+        due_now = {DUE: {"$lte": _naive(now)}}
+        stale = {SEEN: {"$lt": position}, LOOKED: {"$not": {
+            "$gt": _naive(now) - timedelta(seconds=LOOK_SECONDS)}}}
         looked = 0
-        for due in list(self.collection.find({DUE: {"$lte": _naive(now)}, **LIVE},
-                                             {"_id": 1, DUE: 1})):
+        for due in list(self.collection.find(
+                {**LIVE, "$or": [due_now, stale]} if position is not None
+                else {**LIVE, **due_now}, {"_id": 1, DUE: 1, SEEN: 1, LOOKED: 1})):
             claimed = self.collection.find_one_and_update(
-                {"_id": due["_id"], DUE: due[DUE], **LIVE},
-                {"$set": {DUE: _naive(now) + timedelta(seconds=LOOK_SECONDS)}},
+                {"_id": due["_id"], DUE: due.get(DUE), SEEN: due.get(SEEN),
+                 LOOKED: due.get(LOOKED), **LIVE},
+                {"$set": {DUE: _naive(now) + timedelta(seconds=LOOK_SECONDS), LOOKED: _naive(now),
+                          **({SEEN: position} if position is not None else {})}},
                 return_document=ReturnDocument.AFTER)
             if claimed is not None:
                 try:
-                    self.progressed(claimed, now)
+                    self.progressed(claimed, now, replan=True)
                 except NotFound:  # deleted meanwhile
                     continue
                 looked += 1
@@ -234,11 +360,13 @@ class RolloutStore(ResourceStore):
                "target": body["target"], "paused": body.get("paused", False),
                "stages": body["stages"], **self.audit_new(principal)}
         now = self.clock()
-        counted, unstaged = self.count(doc)
+        counted, unstaged, doc[COUNTS], volatile = self._counts_now(doc, now)
         # the first stage's turn comes at creation: the record as made shows it
         doc[PROGRESS] = rules.advanced(doc["stages"], {}, counted, doc["paused"], now)
-        doc[COUNTS] = self._snapshot(doc, counted, unstaged, now)
-        doc[DUE] = self._due(doc[PROGRESS], doc["paused"], now)
+        doc[DUE] = self._due(doc, doc[PROGRESS], now, volatile)
+        if doc[COUNTS]["position"] is not None \
+                and rules.rollout_state(doc[PROGRESS], doc["paused"]) != "complete":
+            doc[SEEN] = doc[COUNTS]["position"]
         self.insert_in_organization(doc, org)
         return self.to_api(doc)
 
@@ -347,6 +475,23 @@ class RolloutStore(ResourceStore):
                 continue
             index, name = index + 1, None
         return Page(rows, None)
+
+
+# A moment a filter is compiled at too: a query that differs from the one
+# compiled now moves with the clock ("-PT1H")
+_ANOTHER_MOMENT = "2000-01-01T00:00:00.000Z"
+
+
+def _reads_silent_paths(queries):
+    """Whether any of `queries` reads a path written with no event."""
+    def paths(query):
+        for key, condition in query.items():
+            if key in ("$and", "$or", "$nor"):
+                for part in condition:
+                    yield from paths(part)
+            elif not key.startswith("$"):
+                yield key
+    return any(path.startswith(_SILENT_PATHS) for query in queries for path in paths(query))
 
 
 def _bound(after):
