@@ -2,10 +2,15 @@
 the same answers and the same documents as mongomock's, and no pass over
 the other documents."""
 
+from collections import OrderedDict
+from datetime import datetime, timedelta, timezone
+
 import mongomock_ng
 import pytest
+from bson import Timestamp
 from pymongo.errors import DuplicateKeyError
 
+from inventory.embedded import mongomock_internals
 from inventory.embedded.collection import LockedCollection
 from tests.conftest import REAL_MONGO
 from tests.support.mongomock_pairs import outcome, pair
@@ -267,3 +272,31 @@ def test_a_write_by_key_of_several_documents_that_mongomock_finishes_applies_onc
     assert outcome(lambda: locked.update_many(query, update).modified_count) == \
         outcome(lambda: expected.update_many(query, update).modified_count)
     assert locked.find({}, sort=[("_id", 1)], limit=10) == list(expected.find({}, sort=[("_id", 1)]))
+
+
+@pytest.mark.parametrize("document", [
+    {"_id": "a", "at": datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone(timedelta(hours=2))),
+     "naive": datetime(2026, 1, 2, 3, 4, 5, 999999), "n": 1, "f": 1.5, "b": True, "none": None},
+    {"_id": "b", "nested": {"deep": [{"at": datetime(2026, 5, 1, tzinfo=timezone.utc)}, (1, 2)]},
+     "ordered": OrderedDict([("z", 1), ("a", 2)]), "t": (3, [4])},
+    {"_id": "c", "when": Timestamp(0, 0), "ts": Timestamp(5, 1), "list": [[], {}, "s"]},
+])
+def test_an_insert_by_key_stores_what_mongomock_stores_and_as_a_copy(document):
+    """The stored document is mongomock's stored form (times naive UTC to
+    the millisecond, tuples as lists), and shares no object or array with
+    the caller's: a read handed it out uncopied stays as it was."""
+    raw = mongomock_ng.MongoClient().db.things
+    plain = mongomock_ng.MongoClient().db.things
+    LockedCollection(raw).insert_one(document)
+    plain.insert_one(dict(document))
+    stored, expected = (mongomock_internals.documents(mongomock_internals.collection_store(c))
+                        [document["_id"]] for c in (raw, plain))
+    stored, expected = dict(stored), dict(expected)
+    if "when" in document:  # a new timestamp each time: compare the rest
+        assert isinstance(stored.pop("when"), Timestamp)
+        expected.pop("when")
+    assert stored == expected
+    assert [type(v) for v in stored.values()] == [type(v) for v in expected.values()]
+    for key, value in document.items():  # no object or array is shared
+        if isinstance(value, (dict, list)):
+            assert stored[key] is not value
