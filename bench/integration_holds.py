@@ -21,7 +21,7 @@ import logging
 import os
 import time
 
-import inventory.embedded.database as embedded
+import inventory.embedded.lock as embedded_lock
 from app import create_app
 from bench.filter_cost import revision
 from inventory.cli import seed
@@ -54,7 +54,7 @@ def main():
     def let_others_run():
         yields.append(time.thread_time())
         time.sleep(0)
-    embedded._let_others_run = let_others_run
+    embedded_lock.yield_to_others = let_others_run
     try:
         from inventory.core import turns
         turns.let_others_run = let_others_run

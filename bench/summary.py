@@ -3,7 +3,7 @@ the embedded store at 1,000 / 10,000 / 100,000 clusters.
 
 The requirement: at 100,000 clusters a summary answers within 0.5 s on the
 2-core machine. A summary counts every matching cluster, so it is one pass
-over the clusters (inventory/embedded/database.py answers the store's
+over the clusters (inventory/embedded/counting.py answers the store's
 `$match` + `$group` itself rather than through mongomock's aggregation
 engine), and it holds the store's lock for that pass: the "lock held" row
 is the pass alone (what the store's aggregation does under the lock, timed
@@ -31,7 +31,9 @@ from bench.filter_cost import revision
 from bench.seeding import seed
 from inventory.config import Config
 from inventory.core import filtering, grouping
-from inventory.embedded.database import _LOCK, _count_by_fields, _matcher
+from inventory.embedded.counting import count_by_fields
+from inventory.embedded.lock import LOCK
+from inventory.embedded.matching import matcher
 from inventory.resources.clusters.spec import SPEC as CLUSTERS
 
 SUMMARIES = {  # name -> (group_by, filter)
@@ -94,12 +96,12 @@ def measure(n, rounds):
     collection.aggregate = original
     pipeline = calls[0]
 
-    query, paths, _ = _count_by_fields(pipeline)
+    query, paths, _ = count_by_fields(pipeline)
 
     def locked():  # what LockedCollection.aggregate does under the lock
         began = time.perf_counter()
-        with _LOCK:
-            collection._columns(_matcher(query), [parts for _, parts in paths])
+        with LOCK:
+            collection._columns(matcher(query), [parts for _, parts in paths])
         return (time.perf_counter() - began) * 1000
     found["lock held: one pass (by env, version, status)"] = (median(locked, rounds), "")
     filtered = filtering.parse('support.status!="supported"')

@@ -32,37 +32,41 @@ from app import create_app
 from bench.seeding import seed
 from inventory.config import Config
 from inventory.core.ids import new_id
-from inventory.embedded import database as embedded
+from inventory.embedded import collection, counting, database, reads, writes
+from inventory.embedded import lock as embedded_lock
+from inventory.embedded.lock import StoreLock
 from inventory.resources.scans.store import ScanStore
 
 ADMIN = "bench-admin-token"
 OPERATIONS = ("create", "keyed POST", "scan", "PATCH", "DELETE (100 scans)")
 
 
-class TimedLock(embedded._StoreLock):
-    """The store's lock, keeping the longest hold since `reset` (from the
-    outermost acquire to the matching release)."""
+class TimedLock(StoreLock):
+    """The store's lock, keeping the longest hold since `reset`."""
 
     def __init__(self):
         super().__init__()
-        self._depth = 0
         self._since = 0.0
         self.longest = 0.0
 
     def acquire(self):
         super().acquire()
-        self._depth += 1
-        if self._depth == 1:
+        if self.held_once():
             self._since = time.perf_counter()
 
     def release(self):
-        self._depth -= 1
-        if self._depth == 0:
+        if self.held_once():
             self.longest = max(self.longest, time.perf_counter() - self._since)
         return super().release()
 
     def reset(self):
         self.longest = 0.0
+
+
+def install(lock):
+    """`lock` in the place of the store's, in every module that holds it."""
+    for module in (embedded_lock, reads, counting, writes, collection, database):
+        module.LOCK = lock
 
 
 def seed_keys(store, n):
@@ -131,7 +135,7 @@ def measure(sizes, reps):
     machine's load (other processes) weighs on all of them alike; the CPU
     time is this thread's own, which others' load does not inflate."""
     lock = TimedLock()
-    embedded._LOCK = lock
+    install(lock)
     estates = []
     for n in sizes:
         estates.append(Estate(n, reps))

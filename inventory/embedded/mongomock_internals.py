@@ -6,7 +6,9 @@ a keyed write, an ordered walk: mongomock's own `find` copies and sorts
 every document, README: Performance), and the journal swaps that dict for
 one that notes the keys written. mongomock-ng keeps a collection's documents
 in `Collection._store` (a `CollectionStore`), as the OrderedDict
-`_documents`, and its TTL indexes in `_ttl_indexes`.
+`_documents`, and its TTL indexes in `_ttl_indexes`. What each fast path
+built on them buys, on its route: docs/decisions.md ("Fast paths in the
+embedded store"; bench/embedded_fast_paths.py measures it).
 
 Written for mongomock-ng==7.11.1 (requirements.txt pins it). `check()`
 (run by tests/unit/test_private_internals.py) fails with a plain message when an
@@ -54,18 +56,13 @@ def document_key(document_id):
     return helpers.hashdict(document_id) if isinstance(document_id, dict) else document_id
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})  # what mongomock stores as given
-
-
-def as_stored(value):
-    """A copy of `value` as mongomock stores it (its datetimes made naive
-    UTC, to the millisecond). mongomock's own function, in one walk that
-    leaves the scalars alone rather than asking each what it is."""
-    if value.__class__ is dict:
-        return {k: v if v.__class__ in _SCALARS else as_stored(v) for k, v in value.items()}
-    if value.__class__ is list:
-        return [v if v.__class__ in _SCALARS else as_stored(v) for v in value]
-    return helpers.patch_datetime_awareness_in_document(value)
+def as_stored(document):
+    """A copy of `document` as mongomock stores it (its datetimes made naive
+    UTC, to the millisecond): mongomock's own function, which makes every
+    object and array anew. (A walk of our own that left the scalars alone
+    bought nothing on a scan's POST: docs/decisions.md, "Fast paths in the
+    embedded store".)"""
+    return helpers.patch_datetime_awareness_in_document(document)
 
 
 def check():

@@ -384,7 +384,7 @@ def test_a_walk_in_any_order_sees_every_steady_record_once_while_others_write(
     exactly once, in order, however others create, change, scan and delete
     clusters meanwhile; and every write leaves its order keys right.
     `sliced`: on the embedded store, every page's walk gives way after each
-    record it examines and queues as a long walk (embedded.py, "Long walks"),
+    record it examines and queues as a long walk (inventory/embedded/lock.py, "Long walks"),
     so the writers land in the middle of pages too."""
     from inventory.core.ordering import parse
     from inventory.resources.clusters.spec import SPEC
@@ -396,10 +396,10 @@ def test_a_walk_in_any_order_sees_every_steady_record_once_while_others_write(
     ordering, backwards = CLUSTERS.resolve(order_by)
     assert (ordering.reversed() if backwards else ordering) == parse(order_by)
     if sliced:
-        from inventory.embedded import database as embedded
-        monkeypatch.setattr(embedded, "_SLICE_SECONDS", -1.0)
-        monkeypatch.setattr(embedded, "_CLOCK_EVERY", 1)
-        monkeypatch.setattr(embedded, "_LONG_WALK_ENTRIES", 2)
+        from inventory.embedded import lock
+        monkeypatch.setattr(lock, "SLICE_SECONDS", -1.0)
+        monkeypatch.setattr(lock, "CLOCK_EVERY", 1)
+        monkeypatch.setattr(lock, "LONG_WALK_ENTRIES", 2)
     platform = served("POST", "/kubeplatforms", {"name": "p", "organization": org(served),
                                                  **PLATFORM}).body["name"]
     versions = ["1.9", "1.29", "v1.31.2-eks-1", "1.30", "1.31"]

@@ -20,7 +20,9 @@ def _contracts():
 
 
 def _layered():
-    (layers,) = [c["layers"] for c in _contracts() if c["type"] == "layers"]
+    # the house's layers (a package's own layers name their `containers`)
+    (layers,) = [c["layers"] for c in _contracts()
+                 if c["type"] == "layers" and "containers" not in c]
     return {name.strip() for layer in layers for name in layer.replace("|", ":").split(":")}
 
 

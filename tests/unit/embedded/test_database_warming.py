@@ -6,8 +6,9 @@ import os
 
 import pytest
 
-from inventory.embedded import database as database_module
+from inventory.embedded import lock
 from inventory.embedded.database import embedded_database
+from inventory.embedded.key_index import holders
 
 pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,
                                 reason="the embedded store's")
@@ -18,7 +19,7 @@ def caches():
     """What a warm makes is private to each collection: its only effect on
     reads is their speed, so a test of the warm reads the caches themselves."""
     def read(collection):
-        lookups = {field: {value: sorted(database_module._holders(lookup, value))
+        lookups = {field: {value: sorted(holders(lookup, value))
                            for value in lookup}
                    for field, lookup in collection._by_field.items() if lookup is not None}
         expiring = sorted(collection._expiring) if collection._expiring is not None else None
@@ -48,12 +49,12 @@ def test_a_start_left_unwarmed_is_warmed_in_turns_one_pass_each(tmp_path, caches
 
     def others_run():
         # between two passes: the lock is free, and a writer may write
-        assert not database_module._LOCK.held_once()
+        assert not lock.LOCK.held_once()
         turns.append(caches(things))
         if len(turns) == 3:
             things.insert_one({"_id": "k99", "parent": "p0", "name": "between",
                                "_order_name": "99"})
-    monkeypatch.setattr(database_module, "_let_others_run", others_run)
+    monkeypatch.setattr(lock, "yield_to_others", others_run)
     db.warm_in_turns()
     # one pass a turn: the name's lookup, the parent's, the expiry heap, the key order
     assert [sorted(turn["lookups"]) for turn in turns] == [
