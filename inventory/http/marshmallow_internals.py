@@ -5,7 +5,7 @@ protected implementation (`_serialize`, `_format_num`), which is what
 decides that a plan reproduces it.
 
 Written for marshmallow==4.4.0 (requirements.txt pins it). `check()` (run
-by tests/unit/test_private_internals.py) fails with a plain message when an
+by tests/unit/http/test_marshmallow_internals.py) fails with a plain message when an
 upgrade moves any of it; tests/unit/http/test_dumping.py then also compares every
 plan's output with marshmallow's own.
 """
