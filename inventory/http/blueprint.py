@@ -15,7 +15,6 @@ from werkzeug.wrappers import Response
 from inventory.http import actions
 from inventory.http.dumping import compiled_dump
 from inventory.http.errors import RequestError
-from inventory.http.loading import plan_nested_loads
 from inventory.http.parser import StrictParser
 from inventory.http.schema_urls import describing_link
 
@@ -95,9 +94,8 @@ class Blueprint(flask_smorest.Blueprint):
     def arguments(self, schema, *args, **kwargs):
         """flask-smorest's `arguments`, with one schema instance made here
         (given a class, webargs would make a new instance for every
-        request), its nested parts loaded by plans (inventory.http.loading)."""
+        request); marshmallow loads it."""
         schema = resolve_schema_instance(schema)
-        plan_nested_loads(schema)
         return super().arguments(schema, *args, **kwargs)
 
     def response(self, status_code, schema=None, **kwargs):

@@ -4,12 +4,12 @@ what to do) when an upgrade moves them, before anything subtler breaks."""
 import pytest
 
 from inventory.embedded import mongomock_internals
-from inventory.http import marshmallow_internals
-from inventory.server import gunicorn_internals as serving_internals
+
+# marshmallow's and gunicorn's: tests/unit/http/test_marshmallow_internals.py
+# and tests/unit/server/test_gunicorn_internals.py
 
 
-@pytest.mark.parametrize("module", [mongomock_internals, marshmallow_internals,
-                                    serving_internals], ids=lambda module: module.__name__)
+@pytest.mark.parametrize("module", [mongomock_internals], ids=lambda module: module.__name__)
 def test_the_internals_are_where_they_were_written_for(module):
     module.check()
 

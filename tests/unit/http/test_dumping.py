@@ -186,6 +186,22 @@ def test_keys_and_attributes_the_source_could_misread_dump_as_marshmallow_dumps(
         return
     same(dump(record), reference)
 
+
+def test_a_method_field_dumps_what_marshmallow_calls_it_for():
+    """A plan calls the field as marshmallow does: a method's value, or
+    no key at all for a Method with no method to call."""
+    class Methods(Schema):
+        none = fields.Method()
+        named = fields.Method("shown", data_key="shown_as")
+
+        def shown(self, obj):
+            return obj["x"]
+    schema = Methods()
+    dump = compiled_dump(schema)
+    assert dump({"x": 1}) == {"shown_as": 1}
+    same(dump({"x": 1}), marshmallow_dump(schema, {"x": 1}))
+
+
 class WithHook(Schema):
     value = fields.String()
 
