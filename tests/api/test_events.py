@@ -9,7 +9,7 @@ import pytest
 
 from inventory.core.errors import Unavailable
 from inventory.http.auth import Principal
-from inventory.store import events as feed_module
+from inventory.store import feed_slots as feed_module
 from tests.conftest import ADMIN_TOKEN, REAL_MONGO, assert_problem, client_with, walk
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}

@@ -34,10 +34,13 @@ from inventory.core.turns import Turns
 from inventory.core.versions import version_key, version_parts
 from inventory.resources.clusters.spec import OBSERVED_VERSION_KEY_FIELD, SPEC
 from inventory.resources.clusters.support import SUPPORT_FILTERS, clusters_where
-from inventory.store.base import LIVE, REVISION, UPDATE_ATTEMPTS, ResourceStore, new_revision
+from inventory.store.base import ResourceStore
+from inventory.store.changes import changes_between
 from inventory.store.document_keys import api_map, stored_key, stored_map
-from inventory.store.events import OUTBOX, OUTBOX_SINCE, changes_between
+from inventory.store.outbox import OUTBOX, OUTBOX_SINCE
 from inventory.store.pages import all_of
+from inventory.store.records import LIVE, REVISION, new_revision
+from inventory.store.updates import UPDATE_ATTEMPTS
 
 # What a cluster keeps of its scans (inventory/core/readiness.py)
 # and its readiness' checks, each as one JSON string: read whole, never

@@ -18,9 +18,12 @@ from inventory.core.lifecycle import VERSION_KEY_FIELD, minor_of
 from inventory.core.turns import Turns
 from inventory.resources.clusters.store import CHECKS_FIELD
 from inventory.resources.rollouts.spec import SPEC
-from inventory.store.base import LIVE, REVISION, UPDATE_ATTEMPTS, Record, ResourceStore, new_revision
-from inventory.store.events import OUTBOX, OUTBOX_SINCE, acting
+from inventory.store.base import ResourceStore
+from inventory.store.event_documents import acting
+from inventory.store.outbox import OUTBOX, OUTBOX_SINCE
 from inventory.store.pages import MAX_EXAMINED, Page, all_of
+from inventory.store.records import LIVE, REVISION, Record, new_revision
+from inventory.store.updates import UPDATE_ATTEMPTS
 
 # The rollout's stored progress ({stage name: its progress}), the counts
 # last worked out (shown by lists; a read of one rollout counts anew), and

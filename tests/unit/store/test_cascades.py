@@ -5,8 +5,9 @@ import pytest
 
 from inventory.core.errors import HasChildren
 from inventory.core.spec import ResourceSpec
-from inventory.store import base
-from inventory.store.base import DELETING, FORCED
+from inventory.store import deletes
+from inventory.store.base import ResourceStore
+from inventory.store.records import DELETING, FORCED
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
 BATCH = 3
@@ -14,7 +15,7 @@ BATCH = 3
 
 @pytest.fixture(autouse=True)
 def small_batches(monkeypatch):
-    monkeypatch.setattr(base, "CASCADE_BATCH", BATCH)
+    monkeypatch.setattr(deletes, "CASCADE_BATCH", BATCH)
 
 
 def _estate(store, platforms=2, clusters=7, scans=2):
@@ -136,7 +137,7 @@ def test_a_child_is_found_by_what_its_spec_says_it_holds(app, store):
     and refuses its parent's unforced delete: declared once, in its spec."""
     spec = ResourceSpec(name="namespaces", kind="namespace", parent="clusters",
                         parent_field="cluster", parent_holds="id")
-    namespaces = type("NamespaceStore", (base.ResourceStore,), {"spec": spec})(store.db)
+    namespaces = type("NamespaceStore", (ResourceStore,), {"spec": spec})(store.db)
     namespaces.events = None
     store.clusters.children = (*store.clusters.children, namespaces)
     _estate(store, platforms=1, clusters=1, scans=1)

@@ -420,11 +420,11 @@ def test_the_outbox_sweep_reads_only_pending_records_through_its_sparse_index(st
 
 @pytest.mark.parametrize("child", ["platforms", "clusters", "tokens", "webhooks"])
 def test_a_cascades_batch_of_children_is_read_through_the_parent_index(store, estate, child):
-    from inventory.store import base
+    from inventory.store import deletes
 
     resource = getattr(store, child)
     query = {resource.spec.parent_field: {"$in": [estate[0][0], "p0001"]}}
-    plan = resource.collection.unguarded.find(query, limit=base.CASCADE_BATCH).explain()
+    plan = resource.collection.unguarded.find(query, limit=deletes.CASCADE_BATCH).explain()
     winning = _winning(plan)
     assert "IXSCAN" in winning and resource.spec.parent_field in winning \
         and "COLLSCAN" not in winning, (child, winning)

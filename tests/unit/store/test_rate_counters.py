@@ -16,9 +16,11 @@ from limits.strategies import SlidingWindowCounterRateLimiter
 
 from inventory.config import Config
 from inventory.core.errors import Unavailable
-from inventory.store import TTL_REFUSED, connect, stored_now
+from inventory.store import connect
 from inventory.store import rate_counters as counters_module
 from inventory.store.rate_counters import LocalRateCounter, SharedRateCounter
+from inventory.store.records import stored_now
+from inventory.store.retention import TTL_REFUSED
 from tests.conftest import FERRETDB
 from tests.support.races import ROUNDS, run_together
 

@@ -2,8 +2,8 @@
 import pytest
 
 from inventory.core.errors import HasChildren, ImmutableField, InvalidReference, KeyInUse, NotFound
-from inventory.store.base import DELETING
 from inventory.store.pages import MAX_EXAMINED, PageRequest
+from inventory.store.records import DELETING
 from tests.conftest import FERRETDB, REAL_MONGO
 from tests.support.recording import RecordingCollection
 
@@ -360,14 +360,14 @@ def mongodb_like_store():
 def test_records_are_shown_from_their_own_collection_on_mongodb(mongodb_like_store):
     import pymongo
 
-    from inventory.store import _Guarded
+    from inventory.store.connection import Guarded
 
     store = mongodb_like_store
     org = store.organizations.create({"title": "Acme", "description": ""}, "t")
     assert store.organizations.get(org["id"])["title"] == "Acme"
     assert [r["id"] for r in store.organizations.list(PageRequest(10)).records] == [org["id"]]
     # as the service reaches MongoDB (no server needed to name the collection read)
-    guarded = _Guarded(pymongo.MongoClient(connect=False)["db"])
+    guarded = Guarded(pymongo.MongoClient(connect=False)["db"])
     store.platforms.collection = guarded["platforms"]
     assert store.platforms.shown.unguarded.full_name == "db.platforms"
 
