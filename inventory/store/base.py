@@ -102,7 +102,7 @@ class ResourceStore(RecordMapping, OrderKeys, ScopedReads, Inserts, MergePatches
         """`doc` with a new event of it in its outbox (for the same write);
         `parent`, the parent's document where the record does not name it all."""
         event = self.events.event(self.event_kind, action, key, self.subject(doc, parent),
-                                  self.to_api(doc), self.owner(doc, parent), changes)
+                                  self.to_answer(doc), self.owner(doc, parent), changes)
         since = doc.get(OUTBOX_SINCE) or stored_now()
         self.events.note_pending(self.collection, doc["_id"], since)
         return {**doc, OUTBOX: [*(doc.get(OUTBOX) or []), event], OUTBOX_SINCE: since}

@@ -7,8 +7,8 @@ import contextvars
 
 import orjson
 
-from inventory.core.json_text import embedded, plain
 from inventory.store.document_keys import api_document, stored_document
+from inventory.store.stored_json import embedded, parsed
 
 ID_PREFIX = "evt_"
 # An event whose object or changes hold escaped keys (inventory.store.document_keys)
@@ -41,7 +41,7 @@ def acting(name):
 
 
 def event_document(kind, action, key, subject, record, organization, changes=None):
-    """A new event of `record` (as the API shows it) for an outbox."""
+    """A new event of `record` (as an answer shows it: `to_answer`) for an outbox."""
     # the record's maps (labels) may hold keys a document cannot (`.`):
     # stored escaped, as their records are (inventory.store.document_keys),
     # and the event says so, so that reading the others costs nothing
@@ -52,7 +52,7 @@ def event_document(kind, action, key, subject, record, organization, changes=Non
     try:  # a JSON string's keys need no escape
         event[OBJECT] = orjson.dumps(record, default=embedded).decode()
     except orjson.JSONEncodeError:  # beyond JSON's integers (64 bits): as a document
-        record = dict(plain(record))
+        record = dict(parsed(record))
         event["object"] = stored_document(record)
         escaped = event["object"] is not record
     if organization is not None:

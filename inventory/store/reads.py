@@ -62,7 +62,8 @@ class ScopedReads:
 
     def list(self, request):
         """The page `request` (an inventory.store.pages.PageRequest) asks for."""
-        return pages.walk(self.shown, request, self.to_api,
+        return pages.walk(self.shown, request,
+                          self.to_answer if request.answered else self.to_api,
                           field=self.order_field(request.ordering),
                           query=self.compile_filter(request.tree, request.now),
                           scope_query=self.scope_filter(request.scope), visible=LIVE)
@@ -74,7 +75,8 @@ class ScopedReads:
 
     def list_under(self, under, request):
         """The page `request` asks for of the records under one parent."""
-        return pages.walk(self.shown, request, self.to_api,
+        return pages.walk(self.shown, request,
+                          self.to_answer if request.answered else self.to_api,
                           field=self.order_field(request.ordering),
                           query=self.compile_filter(request.tree, request.now),
                           scope_query={self.spec.parent_field: under}, visible=LIVE)

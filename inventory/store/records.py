@@ -102,6 +102,12 @@ class RecordMapping:
         record.revision = doc.get(REVISION)
         return record
 
+    def to_answer(self, doc):
+        """The record `doc` holds, for a JSON answer that embeds it as it is:
+        as `to_api`'s, but a field the store keeps as JSON text may be that
+        text (inventory.store.stored_json). Read for pages `answered`."""
+        return self.to_api(doc)
+
     def stored_name(self, field):
         return "_id" if field == self.key_field and not self.keyed_under_parent else field
 

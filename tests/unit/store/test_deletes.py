@@ -1,40 +1,21 @@
-"""Forced deletes as the store makes them: a batch at a time, whatever the
-subtree's size; finished when their process died; children found as their
-spec declares them."""
+"""Deletes as the store makes them (inventory/store/deletes.py): forced ones
+a batch at a time, whatever the subtree's size; a repeat finishes what a
+dead process began; children found as their spec declares them."""
 import pytest
 
 from inventory.core.errors import HasChildren
 from inventory.core.spec import ResourceSpec
 from inventory.store import deletes
 from inventory.store.base import ResourceStore
-from inventory.store.records import DELETING, FORCED
+from inventory.store.records import DELETING
+from tests.support.stores import counts, estate
 
-PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
 BATCH = 3
 
 
 @pytest.fixture(autouse=True)
 def small_batches(monkeypatch):
     monkeypatch.setattr(deletes, "CASCADE_BATCH", BATCH)
-
-
-def _estate(store, platforms=2, clusters=7, scans=2):
-    """An organization with `platforms` platforms of `clusters` clusters of `scans` scans."""
-    org = store.organizations.create({"title": "Acme", "description": ""}, "t")
-    for p in range(platforms):
-        store.platforms.create({"name": f"acme-p{p}", "organization": org["id"], **PLATFORM}, "t")
-        for c in range(clusters):
-            store.clusters.create({"name": f"acme-p{p}-c{c}", "platform": f"acme-p{p}",
-                                   "environment": "dev", "version": "1.30", "labels": {}}, "t")
-            for s in range(scans):
-                store.scans.create(f"acme-p{p}-c{c}", 100 + s)
-    store.tokens.create({"name": "scoped", "role": "reader", "organization": org["id"]}, "t")
-    return org
-
-
-def _counts(store):
-    return {name: store.db[name].count_documents({})
-            for name in ("organizations", "platforms", "clusters", "scans", "tokens")}
 
 
 class WriteSizes:
@@ -63,12 +44,12 @@ class WriteSizes:
 
 
 def test_a_forced_delete_writes_and_reads_a_batch_at_a_time_and_leaves_nothing(store):
-    org = _estate(store, platforms=2, clusters=7, scans=2)
+    org = estate(store, platforms=2, clusters=7, scans=2)
     sizes = []
     for resource in (store.organizations, store.platforms, store.clusters, store.tokens):
         resource.collection = WriteSizes(resource.collection, sizes)
     store.organizations.delete(org["id"], force=True)
-    assert _counts(store) == {"organizations": 0, "platforms": 0, "clusters": 0, "scans": 0,
+    assert counts(store) == {"organizations": 0, "platforms": 0, "clusters": 0, "scans": 0,
                               "tokens": 0}
     # 14 clusters went, in batches: no write or read of the cascade touched more than a batch
     assert sizes and max(sizes) <= BATCH
@@ -76,7 +57,7 @@ def test_a_forced_delete_writes_and_reads_a_batch_at_a_time_and_leaves_nothing(s
 
 
 def test_a_forced_delete_frees_the_quota_and_writes_one_event_per_record(store, client):
-    org = _estate(store, platforms=2, clusters=7, scans=1)
+    org = estate(store, platforms=2, clusters=7, scans=1)
     before = client.get("/events?limit=100").get_json()["results"]
     store.organizations.delete(org["id"], force=True)
     events = [event for event in client.get(
@@ -90,46 +71,14 @@ def test_a_forced_delete_frees_the_quota_and_writes_one_event_per_record(store, 
 
 
 def test_an_unforced_repeat_finishes_a_forced_delete_rather_than_undoing_it(store):
-    org = _estate(store, platforms=1, clusters=4, scans=1)
+    org = estate(store, platforms=1, clusters=4, scans=1)
     # a forced delete under way (or interrupted): its root marked, part of it gone
     store.organizations.mark_deleting({"_id": org["id"]}, forced=True)
     store.platforms.mark_deleting({"_id": "acme-p0"}, forced=True)
     store.clusters.delete_where({"_id": "acme-p0-c0"})
     store.organizations.delete(org["id"])  # no force: it finishes what was asked
-    assert _counts(store) == {"organizations": 0, "platforms": 0, "clusters": 0, "scans": 0,
+    assert counts(store) == {"organizations": 0, "platforms": 0, "clusters": 0, "scans": 0,
                               "tokens": 0}
-
-
-def test_the_store_finishes_interrupted_deletes_as_they_were_asked(store):
-    forced = _estate(store, platforms=2, clusters=4, scans=1)
-    kept = store.organizations.create({"title": "Kept", "description": ""}, "t")
-    store.platforms.create({"name": "kept-p", "organization": kept["id"], **PLATFORM}, "t")
-    # a forced delete that died midway, and an unforced one that died after its mark
-    store.organizations.mark_deleting({"_id": forced["id"]}, forced=True)
-    store.platforms.mark_deleting({"_id": "acme-p0"}, forced=True)
-    store.clusters.delete_where({"_id": {"$in": ["acme-p0-c0", "acme-p0-c1"]}})
-    store.clusters.mark_deleting({"_id": "acme-p0-c2"}, forced=True)
-    store.organizations.mark_deleting({"_id": kept["id"]})
-    # the first look of a process that shares its database only notes them
-    marked = store.finish_interrupted_deletes(only=set())
-    assert ("organizations", forced["id"]) in marked and ("clusters", "acme-p0-c2") in marked
-    assert store.db.clusters.count_documents({}) == 6
-    # a later look finishes those still marked
-    assert store.finish_interrupted_deletes(only=marked)
-    assert store.db.organizations.find_one({"_id": forced["id"]}) is None
-    assert store.db.platforms.count_documents({"organization": forced["id"]}) == 0
-    assert store.db.clusters.count_documents({}) == 0 and store.db.scans.count_documents({}) == 0
-    restored = store.db.organizations.find_one({"_id": kept["id"]})
-    assert restored is not None and DELETING not in restored  # it has a platform: undone
-    assert store.finish_interrupted_deletes() == set()
-
-
-def test_a_delete_under_way_is_not_undone_by_the_finisher(store):
-    org = _estate(store, platforms=1, clusters=2, scans=0)
-    store.organizations.mark_deleting({"_id": org["id"]}, forced=True)
-    assert store.db.organizations.find_one({"_id": org["id"]})[DELETING] == FORCED
-    store.finish_interrupted_deletes()
-    assert _counts(store)["clusters"] == 0
 
 
 def test_a_child_is_found_by_what_its_spec_says_it_holds(app, store):
@@ -140,7 +89,7 @@ def test_a_child_is_found_by_what_its_spec_says_it_holds(app, store):
     namespaces = type("NamespaceStore", (ResourceStore,), {"spec": spec})(store.db)
     namespaces.events = None
     store.clusters.children = (*store.clusters.children, namespaces)
-    _estate(store, platforms=1, clusters=1, scans=1)
+    estate(store, platforms=1, clusters=1, scans=1)
     cluster = store.db.clusters.find_one({"_id": "acme-p0-c0"})
     namespaces.collection.insert_one({"_id": "ns1", "cluster": cluster["id"]})
     with pytest.raises(HasChildren, match="namespaces"):
@@ -153,3 +102,63 @@ def test_a_child_is_found_by_what_its_spec_says_it_holds(app, store):
 def test_a_parent_and_its_field_are_declared_together():
     with pytest.raises(ValueError):
         ResourceSpec(name="orphans", kind="orphan", parent="clusters")
+
+
+# -- crash recovery: a repeated DELETE finishes what a dead process began ----
+
+
+def test_a_crashed_organization_delete_is_finished_by_a_repeat(store):
+    org = estate(store, platforms=2, clusters=2, scans=2)
+    # the process died after marking, with the first platform's subtree swept
+    store.organizations.mark_deleting({"_id": org["id"]})
+    store.platforms.delete_where({"_id": "acme-p0"})
+    assert store.organizations.find_doc(org["id"]) is None  # reads as gone meanwhile
+    assert counts(store) == {"organizations": 1, "platforms": 1, "clusters": 2, "scans": 4,
+                            "tokens": 1}
+    store.organizations.delete(org["id"], force=True)
+    assert counts(store) == {"organizations": 0, "platforms": 0, "clusters": 0, "scans": 0,
+                            "tokens": 0}
+
+
+def test_a_crashed_platform_delete_is_finished_by_a_repeat(store):
+    estate(store, platforms=2, clusters=2, scans=2)
+    store.platforms.mark_deleting({"_id": "acme-p0"})
+    store.clusters.delete_where({"_id": "acme-p0-c0"})  # one cluster of two was swept
+    store.clusters.mark_deleting({"_id": "acme-p0-c1"})  # the other marked, not yet swept
+    store.platforms.delete("acme-p0", force=True)
+    assert store.db.platforms.find_one({"_id": "acme-p0"}) is None
+    assert store.db.clusters.count_documents({"platform": "acme-p0"}) == 0
+    assert counts(store)["scans"] == 4  # the other platform's, untouched
+
+
+def test_a_crashed_cluster_delete_is_finished_by_a_repeat(store):
+    estate(store, platforms=2, clusters=2, scans=2)
+    cluster = store.db.clusters.find_one({"_id": "acme-p0-c0"})
+    store.clusters.mark_deleting({"_id": "acme-p0-c0"})
+    store.scans.collection.delete_one({"cluster": cluster["id"]})  # one scan of two swept
+    store.clusters.delete(cluster["id"])  # by id, as a client may address it
+    assert store.db.clusters.find_one({"_id": "acme-p0-c0"}) is None
+    assert store.db.scans.count_documents({"cluster": cluster["id"]}) == 0
+
+
+def test_an_unforced_repeat_of_a_crashed_delete_restores_a_record_with_children(store):
+    org = estate(store, platforms=2, clusters=2, scans=2)
+    store.organizations.mark_deleting({"_id": org["id"]})
+    with pytest.raises(HasChildren):
+        store.organizations.delete(org["id"])
+    assert store.organizations.get(org["id"])["id"] == org["id"]  # visible again, whole
+    assert counts(store)["platforms"] == 2
+
+
+def test_a_repeat_of_a_crashed_delete_of_a_childless_record_needs_no_force(store):
+    org = store.organizations.create({"title": "Alone", "description": ""}, "t")
+    store.organizations.mark_deleting({"_id": org["id"]})
+    store.organizations.delete(org["id"])
+    assert store.db.organizations.find_one({"_id": org["id"]}) is None
+
+
+def test_unforced_delete_with_children_raises_conflict_and_leaves_no_mark(store, tree):
+    org = tree[0]
+    with pytest.raises(HasChildren):
+        store.organizations.delete(org["id"])
+    assert DELETING not in store.organizations.collection.find_one({"_id": org["id"]})
