@@ -35,7 +35,7 @@ class FeedReads:
             raise BadResumePoint(f"Not an event id (evt_ and 16 hex digits): {event_id!r}.",
                                  event_id, location)
         if self.collection.find_one({"_id": slot}, {"_id": 1}) is None:
-            oldest = self._end_slot(1)
+            oldest = self.end_slot(1)
             if oldest is not None and slot < oldest:
                 raise EventExpired(event_id, location)
         return slot

@@ -130,9 +130,9 @@ class FeedSlots:
 
     def head(self):
         """The newest slot filled, or "" (before every slot) on an empty feed."""
-        return self._end_slot(-1) or ""
+        return self.end_slot(-1) or ""
 
-    def _end_slot(self, direction):
+    def end_slot(self, direction):
         """The oldest (1) or newest (-1) slot filled, or None."""
         docs = self.collection.find({}, {"_id": 1}, sort=[("_id", direction)], limit=1)
         return docs[0]["_id"] if docs else None

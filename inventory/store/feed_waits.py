@@ -113,7 +113,7 @@ class FeedWaits:
                             self._polling = False
                             return
                     try:
-                        newest = self._end_slot(-1)
+                        newest = self.end_slot(-1)
                     except Exception:  # the database may be away: poll again
                         continue
                     if newest is not None and (self._head is None or newest > self._head):
