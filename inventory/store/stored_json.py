@@ -1,9 +1,10 @@
 """A field a record keeps as the JSON text it is stored as (a cluster's
 readiness checks, about 1.4 KB), handed as that text to an answer that
 embeds it as it is: parsing it into objects to serialise them again was a
-fifth of a page's time. Only a page read for a JSON answer holds one
-(`PageRequest.answered`; the JSON provider embeds it, inventory.http.
-json_provider); every other reader gets the field parsed, as a plain value.
+fifth of a page's time. Only records read for a JSON answer hold one (a
+list's page, an integration's clusters: `PageRequest.answered`,
+`to_answer`; the JSON provider embeds it, inventory.http.json_provider);
+every other reader gets the field parsed, as a plain value.
 
 Opaque on purpose: it is no list and no object, so no reader can mistake
 it for the value it holds."""

@@ -310,7 +310,8 @@ class RolloutStore(ResourceStore):
                                       cluster.get(VERSION_KEY_FIELD))
                     if rules.cluster_state(minor, cluster["readiness"]["status"],
                                            target) == "ready":
-                        found.append((stage["name"], self.clusters.to_api(cluster)))
+                        # for the Argo CD generator's answer, as a page embeds it
+                        found.append((stage["name"], self.clusters.to_answer(cluster)))
                     turns.check()  # a slice's records shaped are tens of ms: look each time
                 if len(found) > most:
                     return None
