@@ -286,7 +286,7 @@ class RolloutStore(ResourceStore):
     # -- the rollout's clusters ---------------------------------------------
 
     def ready_clusters(self, doc, tree, turns, most):
-        """[(stage name, cluster record)] of the clusters that may upgrade
+        """[(stage name, cluster record, as an answer embeds it)] of the clusters that may upgrade
         now: those of the rollout's open stages that are `ready` (and match
         the parsed clusters' filter `tree`, if any), in name order; None
         when more than `most` are. `turns`: checked between slices."""
@@ -310,7 +310,6 @@ class RolloutStore(ResourceStore):
                                       cluster.get(VERSION_KEY_FIELD))
                     if rules.cluster_state(minor, cluster["readiness"]["status"],
                                            target) == "ready":
-                        # for the Argo CD generator's answer, as a page embeds it
                         found.append((stage["name"], self.clusters.to_answer(cluster)))
                     turns.check()  # a slice's records shaped are tens of ms: look each time
                 if len(found) > most:
