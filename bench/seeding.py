@@ -5,7 +5,7 @@ import time
 from inventory.core.ids import new_id
 from inventory.core.versions import version_key
 from inventory.resources.scans.store import ScanStore
-from inventory.store.base import new_revision
+from inventory.store.records import new_revision
 
 COLLECTIONS = ("organizations", "platforms", "clusters", "scans")
 PROVIDERS = ("eks", "gke", "aks", "kubeadm")

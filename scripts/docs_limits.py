@@ -36,8 +36,8 @@ def rows():
     from inventory.config import Config
     from inventory.core import caps, filtering, grouping, ids, labels, ordering, rollouts, versions
     from inventory.http import conditional, idempotency, parser
-    from inventory.store import base, pages, sessions
     from inventory.store import idempotency as kept_keys
+    from inventory.store import pages, sessions, updates
     from schemas import clusters, common, events, organizations, scans
 
     config = Config({})  # the defaults, whatever this shell sets
@@ -77,7 +77,7 @@ def rows():
          "schemas/scans.py"),
         ("A cluster's `endpoint`", f"{n(clusters.MAX_ENDPOINT)} characters",
          "schemas/clusters.py"),
-        ("A stored record", f"{base.MAX_RECORD_BYTES // 1024} KiB", "inventory/store/base.py"),
+        ("A stored record", f"{updates.MAX_RECORD_BYTES // 1024} KiB", "inventory/store/updates.py"),
         ("A scan's body", f"{caps.MAX_SCAN_BODY_BYTES // 1024} KiB (413)",
          "inventory/core/caps.py"),
         ("A scan's `nodes`", f"`count` and each map's counts up to {n(scans.MAX_NODES)}; each "

@@ -10,7 +10,7 @@ from flask.cli import with_appcontext
 from inventory.core import lifecycle
 from inventory.core.errors import KeyInUse
 from inventory.store import get_store
-from inventory.store.events import acting_as
+from inventory.store.event_documents import acting_as
 
 ORGANIZATIONS = {
     "Acme Corp": "Retail; runs its shop and payments on AWS and its analytics on GCP.",

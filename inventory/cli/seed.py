@@ -14,7 +14,7 @@ from inventory.embedded.database import embedded_database
 from inventory.resources import store_classes
 from inventory.resources.scans.store import stored_observations
 from inventory.store import Store, get_store
-from inventory.store.base import new_revision
+from inventory.store.records import new_revision
 
 BATCH = 10_000  # records per bulk write
 PROVIDERS = (("eks", "aws"), ("gke", "gcp"), ("aks", "azure"), ("kubeadm", "aws"))

@@ -25,7 +25,7 @@ from flask import current_app, g
 from inventory.core.errors import NotAllowed, NotAuthenticated
 from inventory.core.roles import allows
 from inventory.store import get_store
-from inventory.store.events import acting_as
+from inventory.store.event_documents import acting_as
 
 log = logging.getLogger("inventory")
 

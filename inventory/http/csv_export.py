@@ -31,7 +31,6 @@ from marshmallow import fields
 
 from inventory.core.caps import MAX_CSV_COLUMNS, MAX_CSV_ROWS, REQUEST_TIMEOUT
 from inventory.core.filtering import path_text
-from inventory.core.json_text import plain
 from inventory.core.turns import Turns
 from inventory.http.dumping import compiled_dump
 from inventory.http.errors import RequestError
@@ -103,7 +102,7 @@ def cell(value):
         return "true" if value else "false"
     if kind is int or kind is float:
         return repr(value)
-    return neutralised(orjson.dumps(plain(value), option=orjson.OPT_SORT_KEYS).decode())
+    return neutralised(orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
 
 
 class Columns:
@@ -217,7 +216,8 @@ def csv_response(fetch, page_request, columns, filename, filter_text=None):
     `page_request` on (its `limit` aside), with a header row; a 422 past
     the bounds, before the first byte (see the module's docstring).
     `filter_text` is echoed in that error."""
-    first = replace(page_request, limit=PAGE)
+    # records read as values (`answered` no more: a cell is made of each field)
+    first = replace(page_request, limit=PAGE, answered=False)
     sheet = columns.sheet()
     turns = Turns()
     counted, after = 0, first.after

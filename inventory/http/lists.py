@@ -53,7 +53,8 @@ def page_request(list_key, args, orderings=None):
     if tree is not None and filtering.has_relative_time(tree):
         # resolved once, for the first page; the next pages carry the instant
         pages = replace(pages, now=now or now_rfc3339())
-    return PageRequest(limit, tree, after, scope, ordering, backwards, pages.now), pages
+    return PageRequest(limit, tree, after, scope, ordering, backwards, pages.now,
+                       answered=True), pages
 
 
 def list_page(list_key, args, fetch, orderings, columns=None, filename=None):

@@ -30,7 +30,9 @@ def _every_matching_cluster(filter_text, location, turns, listed):
     tree = filtering.parse(filter_text) if filter_text else None
     clusters, after = [], None
     while True:
-        page = get_store().clusters.list(PageRequest(_PAGE, tree, after, current_scope()))
+        # read as an answer embeds them (a cluster's checks as their stored text)
+        page = get_store().clusters.list(PageRequest(_PAGE, tree, after, current_scope(),
+                                                     answered=True))
         clusters.extend(page.records if listed is None else filter(listed, page.records))
         if len(clusters) > MAX_INTEGRATION_CLUSTERS:
             raise RequestError(422, location, f"More than {MAX_INTEGRATION_CLUSTERS:,} clusters "

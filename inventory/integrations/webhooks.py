@@ -43,7 +43,7 @@ from standardwebhooks import Webhook as Signer
 from inventory.config import LOOPBACK_HOSTS
 from inventory.core import filtering, outbound
 from inventory.core.caps import WEBHOOK_BACKOFF, WEBHOOK_RESPONSE_BYTES, WEBHOOK_TIMEOUT
-from inventory.store.events import ALL
+from inventory.store.feed_waits import ALL
 from inventory.store.outages import background
 from inventory.store.pages import PageRequest
 from schemas.events import EventSchema

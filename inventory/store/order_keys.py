@@ -5,7 +5,14 @@ field, walked forwards or backwards, on MongoDB and the embedded store
 alike: never a skip, never a sort of the whole collection, and the same
 order on both (strings compare byte by byte on each).
 
+`OrderKeys` is the part of a resource store (inventory.store.base) that
+keeps them: which stored field each ordering walks, and the keys a write sets.
+
 The design, and why: docs/design/paging.md"""
+from functools import cached_property
+
+from inventory.store.records import REVISION
+
 NULL_FIRST, END_ASCENDING = " ", "!"     # both below "0"
 NULL_LAST, END_DESCENDING = "\x7f", "~"  # both above "f"
 _INT64 = 1 << 63
@@ -44,3 +51,63 @@ def order_key(doc, parts):
     """The order key of `doc` for parts ((stored path, kind, descending), ...)."""
     return "".join(component(lookup(doc, path), kind, descending)
                    for path, kind, descending in parts) + doc["_id"]
+
+
+class OrderKeys:
+    """Each declared ordering (inventory.core.ordering) is walked on one
+    stored field: the key itself when it orders by the key, else an order
+    key that every write keeps up to date."""
+
+    orderings = None  # inventory.core.ordering.Orderings of this list
+    scope_field = None  # the stored field holding the owning organization's id
+
+    def order_field(self, ordering):
+        """The stored field a declared ordering walks."""
+        if ordering is None or ordering.fields == ((self.key_field, False),):
+            return "_id"
+        return "_order_" + "__".join(name.replace(".", "_") + ("_desc" if descending else "")
+                                     for name, descending in ordering.fields)
+
+    @cached_property
+    def _order_keys(self):
+        """[(ordering, stored field, its field names, order_key parts)] of the
+        orderings kept in an order key: worked out once, used by every write."""
+        kept = []
+        for ordering in self.orderings.declared if self.orderings else ():
+            field = self.order_field(ordering)
+            if field != "_id":
+                kept.append((ordering, field, frozenset(name for name, _ in ordering.fields),
+                             [(self.stored_name(name), self.filter_fields[name], descending)
+                              for name, descending in ordering.fields]))
+        return kept
+
+    def kept_orderings(self):
+        """[(ordering, stored field)] of the orderings kept in an order key."""
+        return [(ordering, field) for ordering, field, _, _ in self._order_keys]
+
+    def order_fields(self, doc, changed=None):
+        """{stored field: order key} of `doc` for the orderings kept in a
+        field (only those involving a field of `changed`, if given)."""
+        return {field: order_key(doc, parts) for _, field, names, parts in self._order_keys
+                if changed is None or names & set(changed)}
+
+    def order_indexes(self):
+        """The indexes the order keys need: each alone, and after the
+        organization for scoped callers, whose pages are within one."""
+        for _, field in self.kept_orderings():
+            yield [(field, 1)]
+            if self.scope_field not in (None, "_id"):
+                yield [(self.scope_field, 1), (field, 1)]
+
+    def add_missing_order_keys(self):
+        """Give records written before an ordering was declared its order
+        key (run by `create-indexes`, so at each release); how many."""
+        fields = [field for _, field in self.kept_orderings()]
+        if not fields:
+            return 0
+        done = 0
+        for doc in self.collection.find({"$or": [{f: {"$exists": False}} for f in fields]}):
+            done += self.collection.update_one(
+                {"_id": doc["_id"], REVISION: doc.get(REVISION)},
+                {"$set": self.order_fields(doc)}).modified_count
+        return done

@@ -29,6 +29,10 @@ class PageRequest:
     ordering: Ordering | None = None  # a declared ordering; None: key order
     backwards: bool = False  # walk the ordering's reverse
     now: str | None = None  # RFC 3339: what the filter's relative times are back from
+    # the records go into a JSON answer (a list page, an integration's): a
+    # field kept as JSON text may stay that text (inventory.store.stored_json),
+    # which the answer embeds; else every field is plain
+    answered: bool = False
 
 
 @dataclass

@@ -364,7 +364,8 @@ def test_sign_in_attempts_count_against_the_address_limit():
 
 
 def test_where_ttl_indexes_are_refused_idle_sessions_are_swept(app, store):
-    from inventory.store import TTL_REFUSED, stored_now
+    from inventory.store.records import stored_now
+    from inventory.store.retention import TTL_REFUSED
     store.db.settings.update_one({"_id": TTL_REFUSED}, {"$set": {"value": ["sessions"]}},
                                  upsert=True)
     sign_in(app, ADMIN_TOKEN)

@@ -10,7 +10,8 @@ import pytest
 from app import create_app
 from inventory.core.errors import Unavailable
 from inventory.http.auth import Principal
-from inventory.store import events as feed_module
+from inventory.store import feed_slots as feed_module
+from inventory.store.outbox import OUTBOX_SINCE
 from tests.conftest import ADMIN_TOKEN, REAL_MONGO, assert_problem, client_with, make_config, walk
 
 PLATFORM = {"control_plane": {"provider": "eks"}, "infrastructure": {"cloud": {"provider": "aws"}}}
@@ -688,7 +689,7 @@ def test_a_writer_noted_while_the_first_look_walks_is_kept(client, store, monkey
 
     def walking(collection, field):
         keys = real_keys_having(collection, field)
-        if collection.name == "organizations" and field == feed_module.OUTBOX_SINCE:
+        if collection.name == "organizations" and field == OUTBOX_SINCE:
             store.events.publish_pending = _dies  # a writer, between two slices, dies
             try:
                 with pytest.raises(SystemExit):
@@ -721,10 +722,10 @@ def test_the_start_leaves_the_first_look_to_the_first_sweep(tmp_path, monkeypatc
                         lambda collection, field: walked.append(field)
                         or real_keys_having(collection, field))
     later = create_app(config)
-    assert feed_module.OUTBOX_SINCE not in walked  # the start walked no outboxes
+    assert OUTBOX_SINCE not in walked  # the start walked no outboxes
     store = later.extensions["inventory.store"]
     assert store.events.sweep(older_than=-1) == 1
-    assert feed_module.OUTBOX_SINCE in walked
+    assert OUTBOX_SINCE in walked
     newest = client_with(later, ADMIN_TOKEN).get(f"/events/evt_{store.events.head()}")
     assert newest.get_json()["object"]["title"] == "left"
     store.db.journal.close()

@@ -3,10 +3,10 @@ from datetime import timedelta
 
 import pytest
 
-import inventory.store as store_module
-from inventory.store import TTL_REFUSED
-from inventory.store.events import stored_now
+from inventory.store import retention as store_module
 from inventory.store.idempotency import _now
+from inventory.store.records import stored_now
+from inventory.store.retention import TTL_REFUSED
 from tests.conftest import FERRETDB, REAL_MONGO, make_config
 
 

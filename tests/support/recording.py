@@ -8,6 +8,11 @@ class RecordingCollection:
         self._collection = collection
         self.finds = []
 
+    @property
+    def wrapped(self):
+        """The collection it wraps (to put back, or to explain() a recorded find on)."""
+        return self._collection
+
     def find(self, *args, **kwargs):
         self.finds.append((args, kwargs))
         return self._collection.find(*args, **kwargs)

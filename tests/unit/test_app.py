@@ -241,16 +241,16 @@ def test_the_application_asks_once_whether_a_function_is_a_coroutine(monkeypatch
 @pytest.mark.skipif(REAL_MONGO, reason="the embedded store's start-up passes")
 def test_a_serving_start_begins_its_background_passes_after_its_own(monkeypatch):
     """Under gevent the sweeper and the delete finisher are greenlets: started
-    before the start's own passes (the indexes' pass, the look for pending
-    outboxes), their first passes over every record ran inside the start's
-    turns and lengthened it (issue 43). They start once those are done."""
+    before the start's own passes (the indexes' pass), their first passes
+    over every record ran inside the start's turns and lengthened it (issue
+    43). They start once those are done; the sweeper's first pass is also
+    the look for what an earlier process left pending."""
     from inventory.store import Store
     from inventory.store.events import EventStore
 
     happened = []
-    for owner, name in ((Store, "create_indexes"), (EventStore, "note_left_pending"),
-                        (Store, "start_finishing_deletes"), (EventStore, "start_sweeping")):
+    for owner, name in ((Store, "create_indexes"), (Store, "start_finishing_deletes"),
+                        (EventStore, "start_sweeping")):
         monkeypatch.setattr(owner, name, lambda *args, name=name, **kwargs: happened.append(name))
     create_app(make_config(ANNOUNCE=True))
-    assert happened == ["create_indexes", "note_left_pending", "start_sweeping",
-                        "start_finishing_deletes"]
+    assert happened == ["create_indexes", "start_sweeping", "start_finishing_deletes"]

@@ -17,7 +17,6 @@ from inventory.core.errors import (
 )
 from inventory.core.grouping import MAX_GROUPS, label_key
 from inventory.core.ids import new_id
-from inventory.core.json_text import JSONText
 from inventory.core.labels import MAX_LABELS
 from inventory.core.lifecycle import (
     DISTRIBUTION_FIELD,
@@ -34,10 +33,14 @@ from inventory.core.turns import Turns
 from inventory.core.versions import version_key, version_parts
 from inventory.resources.clusters.spec import OBSERVED_VERSION_KEY_FIELD, SPEC
 from inventory.resources.clusters.support import SUPPORT_FILTERS, clusters_where
-from inventory.store.base import LIVE, REVISION, UPDATE_ATTEMPTS, ResourceStore, new_revision
+from inventory.store.base import ResourceStore
+from inventory.store.changes import changes_between
 from inventory.store.document_keys import api_map, stored_key, stored_map
-from inventory.store.events import OUTBOX, OUTBOX_SINCE, changes_between
+from inventory.store.outbox import OUTBOX, OUTBOX_SINCE
 from inventory.store.pages import all_of
+from inventory.store.records import LIVE, REVISION, new_revision
+from inventory.store.stored_json import StoredJSON
+from inventory.store.updates import UPDATE_ATTEMPTS
 
 # What a cluster keeps of its scans (inventory/core/readiness.py)
 # and its readiness' checks, each as one JSON string: read whole, never
@@ -184,6 +187,15 @@ class ClusterStore(ResourceStore):
     # Keys without `.`, `$` or `%` are stored as they are, as they always were.
 
     def to_api(self, doc, day=None):
+        return self._record(doc, day, orjson.loads)
+
+    def to_answer(self, doc):
+        # the checks as the text they are stored as: a page embeds it as it is
+        return self._record(doc, None, StoredJSON)
+
+    def _record(self, doc, day, checks):
+        """The record `doc` holds, its readiness checks made of their stored
+        text by `checks`."""
         record = super().to_api(doc)
         labels = record.get("labels")
         if labels:
@@ -192,7 +204,7 @@ class ClusterStore(ResourceStore):
                                      day or today())
         record["support"] = support
         if CHECKS_FIELD in doc:  # `readiness` holds the target and status, for queries
-            record["readiness"]["checks"] = JSONText(doc[CHECKS_FIELD])  # answered as it is
+            record["readiness"]["checks"] = checks(doc[CHECKS_FIELD])
         else:  # stored before readiness: `create-indexes` stores it
             record["readiness"] = readiness.assess(doc["version"], None)
         # The answer changes with the day as well as with writes: so does its

@@ -18,10 +18,13 @@ from inventory.core.lifecycle import DISTRIBUTION_FIELD, VERSION_KEY_FIELD, mino
 from inventory.core.turns import Turns
 from inventory.resources.clusters.store import CHECKS_FIELD
 from inventory.resources.rollouts.spec import SPEC
-from inventory.store.base import LIVE, REVISION, UPDATE_ATTEMPTS, Record, ResourceStore, new_revision
-from inventory.store.events import OUTBOX, OUTBOX_SINCE, acting
+from inventory.store.base import ResourceStore
+from inventory.store.event_documents import acting
+from inventory.store.outbox import OUTBOX, OUTBOX_SINCE
 from inventory.store.pages import MAX_EXAMINED, Page, all_of
 from inventory.store.query import row_test
+from inventory.store.records import LIVE, REVISION, Record, new_revision
+from inventory.store.updates import UPDATE_ATTEMPTS
 
 # The rollout's stored progress ({stage name: its progress}), the counts
 # last worked out (shown by lists; a read of one rollout shows them when
@@ -411,7 +414,7 @@ class RolloutStore(ResourceStore):
     # -- the rollout's clusters ---------------------------------------------
 
     def ready_clusters(self, doc, tree, turns, most):
-        """[(stage name, cluster record)] of the clusters that may upgrade
+        """[(stage name, cluster record, as an answer embeds it)] of the clusters that may upgrade
         now: those of the rollout's open stages that are `ready` (and match
         the parsed clusters' filter `tree`, if any), in name order; None
         when more than `most` are. `turns`: checked between slices."""
@@ -435,7 +438,7 @@ class RolloutStore(ResourceStore):
                                       cluster.get(VERSION_KEY_FIELD))
                     if rules.cluster_state(minor, cluster["readiness"]["status"],
                                            target) == "ready":
-                        found.append((stage["name"], self.clusters.to_api(cluster)))
+                        found.append((stage["name"], self.clusters.to_answer(cluster)))
                     turns.check()  # a slice's records shaped are tens of ms: look each time
                 if len(found) > most:
                     return None

@@ -10,8 +10,9 @@ from inventory.core.errors import (
 from inventory.core.ids import new_id
 from inventory.resources.scans.spec import KEPT_OBSERVATIONS, SPEC
 from inventory.store import pages
-from inventory.store.base import LIVE, REVISION, Record, ResourceStore, _copied
-from inventory.store.events import OUTBOX
+from inventory.store.base import ResourceStore
+from inventory.store.outbox import OUTBOX
+from inventory.store.records import LIVE, REVISION, Record, copied
 
 OBSERVED_FIELD = "_observed"  # what a scan observed but its agent (stored_observations)
 AGENT_FIELD = "_agent"  # the agent that posted it (stored_observations)
@@ -175,4 +176,4 @@ def stored_observations(body):
 def _agent_of(doc):
     if AGENT_FIELD in doc:
         return orjson.loads(doc[AGENT_FIELD])
-    return _copied(doc.get("agent"))  # stored as a map before
+    return copied(doc.get("agent"))  # stored as a map before

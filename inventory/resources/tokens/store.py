@@ -13,7 +13,8 @@ from datetime import datetime, timedelta, timezone
 from inventory.core.errors import Unavailable
 from inventory.core.ids import new_id, now_rfc3339, rfc3339
 from inventory.resources.tokens.spec import SECRET_PREFIX, SPEC
-from inventory.store.base import DELETING, ResourceStore
+from inventory.store.base import ResourceStore
+from inventory.store.records import DELETING
 
 LAST_USED_PRECISION = timedelta(minutes=1)  # at most one write a minute per token
 

@@ -20,8 +20,9 @@ from inventory.core.errors import KeyInUse, QuotaExceeded
 from inventory.core.ids import new_id, now_rfc3339
 from inventory.resources.webhooks.spec import SECRET_PREFIX, SPEC
 from inventory.store import pages
-from inventory.store.base import LIVE, Record, ResourceStore
-from inventory.store.events import ID_PREFIX as EVENT_ID_PREFIX
+from inventory.store.base import ResourceStore
+from inventory.store.event_documents import ID_PREFIX as EVENT_ID_PREFIX
+from inventory.store.records import LIVE, Record
 
 EPOCH = datetime(1970, 1, 1)
 _NEVER_MS = 10 ** 13  # the log's keys count down from here: newest first in key order

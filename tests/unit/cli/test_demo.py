@@ -11,7 +11,7 @@ import time_machine
 from inventory.cli.demo import load_demo
 from inventory.core import lifecycle
 from inventory.core.versions import version_parts
-from inventory.store import events
+from inventory.store import event_documents as events
 
 
 def test_the_demos_events_are_by_whoever_made_its_records(store):

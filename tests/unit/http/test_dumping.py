@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from marshmallow import Schema, fields
 
 from inventory.http.dumping import compiled_dump
-from inventory.store.base import Record
 from inventory.store.pages import PageRequest
+from inventory.store.records import Record
 
 
 def response_schemas(app):

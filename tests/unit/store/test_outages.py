@@ -8,7 +8,7 @@ import pymongo.errors
 import pytest
 
 from inventory.core.errors import Unavailable
-from inventory.store import _Guarded
+from inventory.store.connection import Guarded
 from inventory.store.outages import background
 
 
@@ -31,7 +31,7 @@ class Server:
 def test_an_outage_is_said_once_when_it_begins_and_once_when_it_ends(caplog):
     caplog.set_level(logging.INFO)
     server = Server()
-    collection = _Guarded(server)
+    collection = Guarded(server)
     for _ in range(2):  # two outages
         for _ in range(5):
             with pytest.raises(Unavailable):
@@ -47,7 +47,7 @@ def test_an_outage_is_said_once_when_it_begins_and_once_when_it_ends(caplog):
 
 def test_a_refusal_by_the_server_ends_an_outage(caplog):
     server = Server()
-    collection = _Guarded(server)
+    collection = Guarded(server)
     with pytest.raises(Unavailable):
         collection.find_one({})
     with pytest.raises(pymongo.errors.DuplicateKeyError):
@@ -57,7 +57,7 @@ def test_a_refusal_by_the_server_ends_an_outage(caplog):
 
 
 def test_what_a_database_hands_out_shares_its_outage():
-    database = _Guarded(pymongo.MongoClient("mongodb://127.0.0.1:1", connect=False)["db"])
+    database = Guarded(pymongo.MongoClient("mongodb://127.0.0.1:1", connect=False)["db"])
     assert database["settings"].outage is database.outage is database.settings.outage
 
 

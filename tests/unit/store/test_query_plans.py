@@ -49,7 +49,7 @@ def finds_of(resource, run):
     try:
         run()
     finally:
-        resource.collection = recorder._collection
+        resource.collection = recorder.wrapped
     return recorder.finds
 
 
@@ -199,9 +199,9 @@ def _feed_plans(store, run):
     try:
         run()
     finally:
-        store.events.collection = recorder._collection
+        store.events.collection = recorder.wrapped
     for (query, *projection), options in recorder.finds:
-        cursor = recorder._collection.unguarded.find(query, *projection,
+        cursor = recorder.wrapped.unguarded.find(query, *projection,
                                                      sort=options.get("sort"),
                                                      limit=options.get("limit", 0))
         yield query, options, cursor.explain()
@@ -227,9 +227,9 @@ def test_every_feed_page_is_a_slot_range(store, estate, filtered, scoped, depth)
 
 
 def test_resuming_and_waiting_read_one_slot_by_index(store, estate):
-    newest = store.events._end_slot(-1)
+    newest = store.events.end_slot(-1)
     for run in (lambda: store.events.resolve(f"evt_{newest}", "query.after"),
-                lambda: store.events._end_slot(1), lambda: store.events._end_slot(-1)):
+                lambda: store.events.end_slot(1), lambda: store.events.end_slot(-1)):
         for query, options, plan in _feed_plans(store, run):
             assert plan["executionStats"]["totalDocsExamined"] <= 1, (query, plan)
 
@@ -423,11 +423,11 @@ def test_the_outbox_sweep_reads_only_pending_records_through_its_sparse_index(st
 
 @pytest.mark.parametrize("child", ["platforms", "clusters", "tokens", "webhooks"])
 def test_a_cascades_batch_of_children_is_read_through_the_parent_index(store, estate, child):
-    from inventory.store import base
+    from inventory.store import deletes
 
     resource = getattr(store, child)
     query = {resource.spec.parent_field: {"$in": [estate[0][0], "p0001"]}}
-    plan = resource.collection.unguarded.find(query, limit=base.CASCADE_BATCH).explain()
+    plan = resource.collection.unguarded.find(query, limit=deletes.CASCADE_BATCH).explain()
     winning = _winning(plan)
     assert "IXSCAN" in winning and resource.spec.parent_field in winning \
         and "COLLSCAN" not in winning, (child, winning)

@@ -6,7 +6,7 @@ import random
 import threading
 import time
 import types
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pymongo.errors
 import pytest
@@ -16,9 +16,11 @@ from limits.strategies import SlidingWindowCounterRateLimiter
 
 from inventory.config import Config
 from inventory.core.errors import Unavailable
-from inventory.store import TTL_REFUSED, connect, stored_now
+from inventory.store import connect
 from inventory.store import rate_counters as counters_module
 from inventory.store.rate_counters import LocalRateCounter, SharedRateCounter
+from inventory.store.records import stored_now
+from inventory.store.retention import TTL_REFUSED
 from tests.conftest import FERRETDB
 from tests.support.races import ROUNDS, run_together
 
@@ -92,8 +94,9 @@ def test_a_window_is_one_document_and_a_refused_request_is_not_counted(store, cl
     [doc] = store.rate_windows.collection.find({})
     number = int(clock[0] // 86400)
     assert doc["_id"] == f"5/86400/{number}/token:a" and doc["n"] == 5
-    assert abs((doc["expires"] - counters_module._stored((number + 2) * 86400))
-               .total_seconds()) < 0.002  # free once it is neither current nor previous
+    # free once it is neither current nor previous
+    expires = datetime.fromtimestamp((number + 2) * 86400, timezone.utc).replace(tzinfo=None)
+    assert abs((doc["expires"] - expires).total_seconds()) < 0.002
 
 
 def test_a_request_one_limit_refuses_counts_in_no_later_one(store, clock):
@@ -164,6 +167,25 @@ def test_threads_in_several_processes_never_let_more_than_the_limit_through(stor
         assert (len(allowed), sorted(counts.values())) == (30, [30, 30]), (round_, counts)
 
 
+@pytest.fixture
+def looks_back(monkeypatch):
+    """Counts a shared counter's looks back at the database while it counts
+    in memory, by wrapping its private `_counted`: no public call tells a
+    look back from a hit counted in memory, and that is what these test."""
+    def watch(counter):
+        looks, counted = [], counter._counted
+        monkeypatch.setattr(counter, "_counted", lambda *args: looks.append(1) or counted(*args))
+        return looks
+    return watch
+
+
+@pytest.fixture
+def kept_windows():
+    """A local counter's windows in memory (its private `_windows`): what
+    forgetting the windows that are over frees is seen only there."""
+    return lambda counter: list(counter._windows)
+
+
 def _unreachable(fallback=True):
     db = connect(Config(MONGODB_URI="mongodb://127.0.0.1:1", MONGODB_DB="x",
                         MONGODB_TIMEOUT_MS=100))
@@ -171,15 +193,14 @@ def _unreachable(fallback=True):
 
 
 def test_while_the_database_is_away_rates_are_counted_in_memory_and_it_is_looked_at_again(
-        store, monkeypatch, caplog):
+        store, monkeypatch, caplog, looks_back):
     # an hour's window: a minute's edge could fall inside the test and free the budget
     counter, two = _unreachable(), windows("2 per hour")[1]
     assert [counter.hit(two, "token:a")[0] for _ in range(3)] == [True, True, False]
     assert counter.hit(two, "token:b")[0] is True  # each caller its own budget still
     assert caplog.text.count("counting in this process's memory") == 1  # not looked at again yet
     monkeypatch.setattr(counters_module, "CHECK_BACK_SECONDS", 0)
-    looks, counted = [], counter._counted
-    monkeypatch.setattr(counter, "_counted", lambda *args: looks.append(1) or counted(*args))
+    looks = looks_back(counter)
     assert counter.hit(two, "token:a")[0] is False  # still away: still in memory
     assert looks == [1]  # looked at again, and said once per outage, not at every look
     assert caplog.text.count("counting in this process's memory") == 1
@@ -191,7 +212,7 @@ def test_while_the_database_is_away_rates_are_counted_in_memory_and_it_is_looked
 
 
 def test_while_the_process_knows_the_database_is_away_the_counter_does_not_look_back(
-        monkeypatch):
+        monkeypatch, looks_back):
     """A look back costs the request MONGODB_TIMEOUT_MS before its own
     read fails too: while the outage is known (inventory.store.outages),
     none is made; once something reached the database, the next hit looks."""
@@ -202,8 +223,7 @@ def test_while_the_process_knows_the_database_is_away_the_counter_does_not_look_
     assert counter.hit(two, "token:a")[0] is True  # failed: counted in memory
     counter.outage.failed(RuntimeError("away"))
     monkeypatch.setattr(counters_module, "CHECK_BACK_SECONDS", 0)
-    looks, counted = [], counter._counted
-    monkeypatch.setattr(counter, "_counted", lambda *args: looks.append(1) or counted(*args))
+    looks = looks_back(counter)
     assert [counter.hit(two, "token:a")[0] for _ in range(2)] == [True, False]
     assert looks == []
     counter.outage.answered()
@@ -231,11 +251,11 @@ def test_without_a_fallback_an_away_database_is_unavailable():
         _unreachable(fallback=False).hit(windows("2 per hour")[1], "token:a")
 
 
-def test_the_local_counter_forgets_windows_that_are_over(clock, monkeypatch):
+def test_the_local_counter_forgets_windows_that_are_over(clock, monkeypatch, kept_windows):
     monkeypatch.setattr(counters_module, "SWEEP_EVERY", 10)
     counter, limits = LocalRateCounter(), windows("5 per minute")[1]
     for index in range(9):
         counter.hit(limits, f"address:10.0.0.{index}")
     clock[0] += 180  # every window over
     counter.hit(limits, "token:a")
-    assert list(counter._windows) == [("token:a", 5, 60)]
+    assert kept_windows(counter) == [("token:a", 5, 60)]
