@@ -37,7 +37,7 @@ from bench.seeding import seed
 from inventory.config import Config
 from inventory.core.ids import new_id
 from inventory.embedded.database import embedded_database
-from inventory.embedded.journal import encode
+from inventory.embedded.encoding import encode
 from inventory.resources import store_classes
 from inventory.resources.scans.store import ScanStore
 from inventory.store import Store
@@ -62,7 +62,7 @@ def build(directory, clusters, scans):
                           "id": scan_id, "scanned_on": scanned_on})
         database.scans.insert_many(batch)
     store.create_indexes(unless_known=True)  # as a start does: records the order keys checked
-    os.fsync(database.journal._fd)  # as INVENTORY_FSYNC=everysec keeps it, to a second
+    os.fsync(database.journal.appending.fd)  # as INVENTORY_FSYNC=everysec keeps it, to a second
     started = time.perf_counter()
     database.journal.compact()
     database.journal.wait_for_compaction(timeout=600)
@@ -110,7 +110,7 @@ else:
     import os
     from inventory.embedded.database import _LOCK
     db.bench.insert_one({"_id": "written before the fault"})
-    os.truncate(db.journal._path("journal", db.journal._segment), 0)
+    os.truncate(db.journal.data_directory.file("journal", db.journal.chain.segment), 0)
     assert db.journal.inspect()
     with _LOCK:
         db.journal.recover(now=True)
@@ -279,6 +279,7 @@ def main():
     parser.add_argument("--out", default=os.path.join(HERE, "journal.txt"))
     parser.add_argument("--only", choices=("writes", "start"))
     parser.add_argument("--seconds", type=int, default=10, help="of each served wrk run")
+    parser.add_argument("--port", type=int, default=18110, help="of the served runs")
     args = parser.parse_args()
     root = tempfile.mkdtemp(prefix="bench-journal-")
     lines = []
@@ -297,7 +298,7 @@ def main():
                   f"{args.rounds} runs of {args.writes} each:",
                   ("scan POST", "cluster PATCH"), write_costs(args.writes, args.rounds, root))
             if shutil.which("wrk"):
-                rates = served_write_costs(args.seconds, args.rounds, root)
+                rates = served_write_costs(args.seconds, args.rounds, root, args.port)
                 memory = rates["memory only"]
                 lines.append(f"Served (gunicorn.conf.py, wrk -c1 -d{args.seconds}s, median of "
                              f"{args.rounds}): scan POSTs per second")

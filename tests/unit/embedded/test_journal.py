@@ -26,16 +26,13 @@ from pymongo.errors import DuplicateKeyError
 from app import create_app
 from inventory.config import Config
 from inventory.core.errors import Unavailable
-from inventory.embedded import journal as journal_module
+from inventory.embedded import appending
+from inventory.embedded import encoding as journal_module
+from inventory.embedded.data_directory import DataDirectoryInUse, JournalCorrupt
 from inventory.embedded.database import _LOCK as database_lock
 from inventory.embedded.database import LockedDatabase, _holders, embedded_database
-from inventory.embedded.journal import (
-    DataDirectoryInUse,
-    Journal,
-    JournalCorrupt,
-    decode_snapshot_record,
-    encode,
-)
+from inventory.embedded.encoding import decode_snapshot_record, encode
+from inventory.embedded.journal import Journal
 from inventory.resources import store_classes
 from inventory.resources.clusters.store import ClusterStore
 from inventory.store import Store
@@ -489,17 +486,17 @@ def test_an_append_that_fails_answers_unavailable_and_is_written_with_the_next(
     size = segment.stat().st_size
 
     def disk_full(fd, data):
-        if fd == journal._fd:  # half a line reaches the file, then the disk is full
+        if fd == journal.appending.fd:  # half a line reaches the file, then the disk is full
             real_write(fd, bytes(data[:5]))
             raise OSError(28, "No space left on device")
         return real_write(fd, data)
-    monkeypatch.setattr(journal_module.os, "write", disk_full)
+    monkeypatch.setattr(appending.os, "write", disk_full)
     with pytest.raises(Unavailable, match="No space left"):
         db.things.insert_one({"_id": 2})
     assert segment.stat().st_size == size  # the half line taken back
     with pytest.raises(Unavailable, match="No space left.* 1 refused writes wait"):
         db.command("ping")  # /readyz: 503 while writes are refused
-    monkeypatch.setattr(journal_module.os, "write", real_write)
+    monkeypatch.setattr(appending.os, "write", real_write)
     db.journal.check(database_lock)  # the guard's round writes it without waiting for a write
     assert db.command("ping")["ok"] and segment.stat().st_size > size
     db.things.insert_one({"_id": 3})
@@ -510,7 +507,7 @@ def test_an_append_that_fails_answers_unavailable_and_is_written_with_the_next(
 
 def test_fsync_policies(tmp_path, monkeypatch):
     synced, real_fsync = [], os.fsync
-    monkeypatch.setattr(journal_module.os, "fsync",
+    monkeypatch.setattr(appending.os, "fsync",
                         lambda fd: (synced.append(fd), real_fsync(fd))[1])
     db = open_database(tmp_path / "always", "always")
     count = len(synced)
@@ -526,7 +523,7 @@ def test_fsync_policies(tmp_path, monkeypatch):
     deadline = time.monotonic() + 3
     while len(synced) == count and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert db.journal._fd in synced[count:]  # ...but within a second or so, by the thread
+    assert db.journal.appending.fd in synced[count:]  # ...but within a second or so, by the thread
     db.journal.close()
 
     with pytest.raises(ValueError, match="INVENTORY_FSYNC"):
@@ -690,11 +687,11 @@ def test_a_stalled_disk_stalls_the_writer_never_reads(tmp_path, monkeypatch):
     stalled, writing = threading.Event(), threading.Event()
 
     def stalling(fd, data):
-        if fd == journal._fd:  # the journal's disk freezes (a snapshot tool, a full device)
+        if fd == journal.appending.fd:  # the journal's disk freezes (a snapshot tool, a full device)
             writing.set()
             stalled.wait(30)
         return real_write(fd, data)
-    monkeypatch.setattr(journal_module.os, "write", stalling)
+    monkeypatch.setattr(appending.os, "write", stalling)
     done = []
     writer = threading.Thread(target=lambda: done.append(db.things.insert_one({"_id": 2})))
     writer.start()
@@ -706,7 +703,7 @@ def test_a_stalled_disk_stalls_the_writer_never_reads(tmp_path, monkeypatch):
     stalled.set()
     writer.join(10)
     assert done  # acknowledged once written
-    monkeypatch.setattr(journal_module.os, "write", real_write)
+    monkeypatch.setattr(appending.os, "write", real_write)
     assert sorted(d["_id"] for d in reopened(db).things.find()) == [1, 2]
 
 
@@ -718,8 +715,8 @@ def test_a_writer_waits_for_its_line_itself_before_handing_the_wait_to_a_pool(
     issue 43). A stalled disk still gets a pool's wait: the test above."""
     db = open_database(tmp_path)
     handed = []
-    real = journal_module._blocking
-    monkeypatch.setattr(journal_module, "_blocking",
+    real = appending.blocking
+    monkeypatch.setattr(appending, "blocking",
                         lambda function, *args: handed.append(1) or real(function, *args))
     for n in range(60):
         db.things.insert_one({"_id": n})

@@ -18,8 +18,9 @@ import mongomock_ng
 import pytest
 
 from inventory.core.errors import Unavailable
+from inventory.embedded.data_directory import DataDirectoryInUse, JournalCorrupt
 from inventory.embedded.database import _LOCK, LockedDatabase, embedded_database
-from inventory.embedded.journal import DataDirectoryInUse, Journal, JournalCorrupt
+from inventory.embedded.journal import Journal
 from tests.conftest import ADMIN_TOKEN
 from tests.support.served import ROOT, Gunicorn, free_port
 
