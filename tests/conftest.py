@@ -34,7 +34,8 @@ FERRETDB = _is_ferretdb()
 os.environ.pop("INVENTORY_DATA_DIR", None)
 ADMIN_TOKEN = "test-admin-token"
 # Fixtures kept beside the helpers they go with (tests/support/)
-pytest_plugins = ["tests.support.races", "tests.support.node", "tests.support.kube_apiserver"]
+pytest_plugins = ["tests.support.races", "tests.support.node", "tests.support.kube_apiserver",
+                  "tests.support.journaled"]
 
 
 def client_with(app, token):

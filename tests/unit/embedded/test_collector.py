@@ -14,7 +14,7 @@ from inventory.embedded.database import LockedDatabase
 from inventory.embedded.journal import Journal
 from inventory.embedded.untracked import untrack
 from tests.conftest import ADMIN_TOKEN, Inventory, client_with
-from tests.unit.embedded.test_journal import make_app
+from tests.support.journaled import make_app
 
 pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,
                                 reason="the embedded store's memory")
