@@ -25,7 +25,6 @@ import logging
 import os
 import statistics
 import subprocess
-import threading
 import time
 import uuid
 
@@ -40,33 +39,27 @@ ADMIN = "bench-admin-token"
 OPERATIONS = ("create", "keyed POST", "scan", "PATCH", "DELETE (100 scans)")
 
 
-class TimedLock:
-    """A reentrant lock that keeps the longest hold since `reset`."""
+class TimedLock(embedded._StoreLock):
+    """The store's lock, keeping the longest hold since `reset` (from the
+    outermost acquire to the matching release)."""
 
     def __init__(self):
-        self._lock = threading.RLock()
+        super().__init__()
         self._depth = 0
         self._since = 0.0
         self.longest = 0.0
 
-    def acquire(self, *args, **kwargs):
-        got = self._lock.acquire(*args, **kwargs)
-        if got:
-            self._depth += 1
-            if self._depth == 1:
-                self._since = time.perf_counter()
-        return got
+    def acquire(self):
+        super().acquire()
+        self._depth += 1
+        if self._depth == 1:
+            self._since = time.perf_counter()
 
     def release(self):
         self._depth -= 1
         if self._depth == 0:
             self.longest = max(self.longest, time.perf_counter() - self._since)
-        self._lock.release()
-
-    __enter__ = acquire
-
-    def __exit__(self, *exc):
-        self.release()
+        return super().release()
 
     def reset(self):
         self.longest = 0.0
