@@ -109,9 +109,10 @@ class Journal:
 
     def commit(self, only=None):
         """Append what the writes since the last commit changed, in
-        collection `only` or in all (the store's lock held); the queued line
-        to wait for (`written`), or None. The changes stay in memory and go
-        with the next append that succeeds when this one cannot."""
+        collection `only` or in all (the store's lock held); the queued
+        line to wait for (`AppendLog.written`), or None. The changes stay in
+        memory and go with the next append that succeeds when this one
+        cannot."""
         compaction = self.compaction
         if compaction.child is not None:
             compaction.reap()
@@ -122,11 +123,6 @@ class Journal:
         self.tracker.committed(written)
         compaction.maybe()
         return queued
-
-    def written(self, queued):
-        """Return once the queued line is in the journal; Unavailable if it
-        could not be written (`AppendLog.written`)."""
-        self.appending.written(queued)
 
     @property
     def refusal(self):
