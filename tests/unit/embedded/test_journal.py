@@ -4,7 +4,6 @@ directory before its call returns and replayed by the next process; a
 stop during a fault writes the snapshot first; the served tests kill
 gunicorn's worker and the whole server. The parts' own rules are in the
 test files of their modules."""
-import datetime
 import os
 import signal
 import time
@@ -12,7 +11,7 @@ import time
 import pytest
 
 from inventory.config import Config
-from inventory.embedded.database import _holders, embedded_database
+from inventory.embedded.database import embedded_database
 from inventory.resources import store_classes
 from inventory.resources.clusters.store import ClusterStore
 from inventory.store import Store
@@ -185,30 +184,3 @@ def test_a_start_adds_missing_order_keys_only_when_the_orderings_changed(tmp_pat
     assert passes == [1] and field in app.extensions["inventory.store"].db.clusters.find_one({})
     app = make_app_after(app, tmp_path)
     assert passes == [1]
-
-
-def test_a_start_makes_the_caches_reads_would_make_under_the_lock(tmp_path):
-    """embedded_database warms each collection before anything is served:
-    the key order, the lookups of the API's indexed fields and the expiry
-    heap are there, and equal to what first use would have made."""
-    db = embedded_database("inventory", str(tmp_path), "no")
-    db.things.create_index([("parent", 1)])
-    db.things.create_index([("_order_name", 1)])
-    db.things.create_index([("at", 1)], expireAfterSeconds=3600)
-    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, microsecond=0)
-    db.things.insert_many([{"_id": f"k{i:02d}", "parent": f"p{i % 3}", "_order_name": str(i),
-                            "at": now} for i in range(30, 0, -1)])
-    db.journal.close()
-    db = embedded_database("inventory", str(tmp_path), "no")
-    things = db.things
-    assert things._keys == sorted(f"k{i:02d}" for i in range(1, 31))
-    assert set(things._by_field) == {"parent"}  # not the internal order key
-    lookup = things._by_field["parent"]
-    warmed = {value: sorted(_holders(lookup, value)) for value in lookup}
-    assert warmed == {f"p{n}": sorted(f"k{i:02d}" for i in range(1, 31) if i % 3 == n)
-                      for n in range(3)}
-    assert sorted(things._expiring) == sorted((now, f"k{i:02d}") for i in range(1, 31))
-    things._by_field, things._keys, things._expiring = {}, None, None
-    lookup = things._index_lookup("parent")
-    assert {value: sorted(_holders(lookup, value)) for value in lookup} == warmed
-    db.journal.close()
