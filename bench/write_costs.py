@@ -97,9 +97,9 @@ class Estate:
     """An app on an embedded store seeded with n records of each kind, and
     the five timed calls against it."""
 
-    def __init__(self, n, reps):
+    def __init__(self, n, reps, data_dir=None):
         self.n = n
-        self.app = create_app(Config(INVENTORY_ADMIN_TOKEN=ADMIN))
+        self.app = create_app(Config(INVENTORY_ADMIN_TOKEN=ADMIN, INVENTORY_DATA_DIR=data_dir))
         store = self.app.extensions["inventory.store"]
         started = time.monotonic()
         seed(store, n)
@@ -129,7 +129,7 @@ class Estate:
         return client.delete(f"/kubeclusters/{self.doomed[i]}")
 
 
-def measure(sizes, reps):
+def measure(sizes, reps, data_dir=None):
     """{n: {operation: (median CPU ms, median wall ms, longest lock hold ms)}}.
     The sizes take turns request by request, so that a change in the
     machine's load (other processes) weighs on all of them alike; the CPU
@@ -138,7 +138,7 @@ def measure(sizes, reps):
     install(lock)
     estates = []
     for n in sizes:
-        estates.append(Estate(n, reps))
+        estates.append(Estate(n, reps, data_dir and os.path.join(data_dir, str(n))))
         print(f"N={n:,} seeded in {estates[-1].seeded:.1f} s", flush=True)
     results = {n: {} for n in sizes}
     for operation in OPERATIONS:
@@ -169,10 +169,11 @@ def main():
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--label", default="")
     parser.add_argument("--append", action="store_true")
+    parser.add_argument("--data-dir", help="journal each estate's store in a directory under it")
     args = parser.parse_args()
     logging.getLogger("inventory.requests").disabled = True
     sizes = [int(s) for s in args.sizes.split(",")]
-    rows = measure(sizes, args.reps)
+    rows = measure(sizes, args.reps, args.data_dir)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, check=False, cwd=os.path.dirname(os.path.abspath(
                                 __import__("app").__file__))).stdout.strip()

@@ -10,10 +10,7 @@ import pytest
 from inventory.core.errors import Unavailable
 from inventory.embedded import appending
 from inventory.embedded.journal import Journal
-from tests.support.journaled import (
-    open_database,
-    reopened,
-)
+from tests.support.journaled import open_database, reopened
 
 pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,
                                 reason="the journal is the embedded store's")

@@ -6,10 +6,7 @@ import sys
 
 import pytest
 
-from tests.support.journaled import (
-    open_database,
-    reopened,
-)
+from tests.support.journaled import open_database, reopened
 
 pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,
                                 reason="the journal is the embedded store's")

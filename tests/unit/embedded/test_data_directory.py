@@ -11,10 +11,7 @@ import pytest
 
 from inventory.embedded.data_directory import DataDirectory, DataDirectoryInUse, size_fault
 from inventory.embedded.journal import Journal
-from tests.support.journaled import (
-    make_app,
-    open_database,
-)
+from tests.support.journaled import make_app, open_database
 
 pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,
                                 reason="the journal is the embedded store's")

@@ -15,13 +15,7 @@ from inventory.core.errors import Unavailable
 from inventory.embedded.data_directory import DataDirectoryInUse
 from inventory.embedded.database import embedded_database
 from inventory.embedded.journal import Journal
-from tests.support.directory_faults import (
-    FAULTS,
-    delete_segment,
-    empty,
-    replace,
-    truncate_in_place,
-)
+from tests.support.directory_faults import FAULTS, delete_segment, empty, replace, truncate_in_place
 from tests.support.journaled import (
     first_estate,
     ids,

@@ -16,16 +16,8 @@ from inventory.resources import store_classes
 from inventory.resources.clusters.store import ClusterStore
 from inventory.store import Store
 from tests.conftest import ADMIN_TOKEN, Inventory, client_with
-from tests.support.directory_faults import (
-    delete_segment,
-)
-from tests.support.journaled import (
-    ids,
-    journaled_gunicorn,
-    make_app,
-    make_app_after,
-    open_database,
-)
+from tests.support.directory_faults import delete_segment
+from tests.support.journaled import ids, journaled_gunicorn, make_app, make_app_after, open_database
 
 pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,
                                 reason="the journal is the embedded store's")

@@ -63,7 +63,9 @@ def test_a_thread_away_from_the_lock_for_a_turn_starts_a_new_one(things, monkeyp
             others()
     monkeypatch.setattr(lock, "yield_to_others", let_others_run)
     monkeypatch.setattr(lock, "TURN_SECONDS", 0.004)
-    clock, this_thread = [100.0], threading.get_ident()
+    # the fake clock goes on from the real one: an earlier test's operation in
+    # this thread left the lock its own (real) time of leaving
+    clock, this_thread = [time.perf_counter()], threading.get_ident()
 
     def perf_counter():
         if threading.get_ident() != this_thread:

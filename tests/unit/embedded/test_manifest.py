@@ -19,12 +19,7 @@ from tests.support.directory_faults import (
     empty,
     truncate_in_place,
 )
-from tests.support.journaled import (
-    first_estate,
-    ids,
-    journaled_gunicorn,
-    open_database,
-)
+from tests.support.journaled import first_estate, ids, journaled_gunicorn, open_database
 from tests.support.served import ROOT, free_port
 
 pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,

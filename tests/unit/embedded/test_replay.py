@@ -19,11 +19,7 @@ from app import create_app
 from inventory.config import Config
 from inventory.embedded.data_directory import JournalCorrupt
 from inventory.embedded.encoding import decode_snapshot_record, encode
-from tests.support.journaled import (
-    files,
-    open_database,
-    reopened,
-)
+from tests.support.journaled import files, open_database, reopened
 
 pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,
                                 reason="the journal is the embedded store's")

@@ -8,10 +8,7 @@ import uuid
 import pytest
 
 from inventory.embedded.snapshot_writers import merge
-from tests.support.journaled import (
-    open_database,
-    reopened,
-)
+from tests.support.journaled import open_database, reopened
 
 pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,
                                 reason="the journal is the embedded store's")
