@@ -225,39 +225,39 @@ def _list_page(template, title, list_key, args_schema, fetch, orderings, **conte
 @page("/clusters")
 def clusters():
     return _list_page("clusters.html", "Clusters", CLUSTERS.path,
-                      cluster_views.views.list_args, get_store().clusters.list,
+                      cluster_views.listing.list_args, get_store().clusters.list,
                       CLUSTERS.orderings, export=url_for("ui.clusters_csv"))
 
 
 @page("/clusters.csv")
 def clusters_csv():
-    return lists.export(CLUSTERS.path, cluster_views.views, get_store().clusters.list,
+    return lists.export(CLUSTERS.path, cluster_views.listing, get_store().clusters.list,
                         CLUSTERS.orderings)
 
 
 @page("/platforms.csv")
 def platforms_csv():
-    return lists.export(PLATFORMS.path, platform_views.views, get_store().platforms.list,
+    return lists.export(PLATFORMS.path, platform_views.listing, get_store().platforms.list,
                         PLATFORMS.orderings)
 
 
 @page("/organizations.csv")
 def organizations_csv():
-    return lists.export(ORGANIZATIONS.path, organization_views.views,
+    return lists.export(ORGANIZATIONS.path, organization_views.listing,
                         get_store().organizations.list, ORGANIZATIONS.orderings)
 
 
 @page("/platforms")
 def platforms():
     return _list_page("platforms.html", "Platforms", PLATFORMS.path,
-                      platform_views.views.list_args, get_store().platforms.list,
+                      platform_views.listing.list_args, get_store().platforms.list,
                       PLATFORMS.orderings, quoted=_quoted, export=url_for("ui.platforms_csv"))
 
 
 @page("/organizations")
 def organizations():
     return _list_page("organizations.html", "Organizations", ORGANIZATIONS.path,
-                      organization_views.views.list_args,
+                      organization_views.listing.list_args,
                       get_store().organizations.list, ORGANIZATIONS.orderings, quoted=_quoted,
                       export=url_for("ui.organizations_csv"))
 
@@ -277,7 +277,7 @@ def cluster(cluster):
     record = store.clusters.to_api(found)
     under = store.scans.parent_value(found)
     scans = lists.read(request.path, f"{CLUSTERS.path}/{under}/{SCANS.path}",
-                       scan_views.views.list_args,
+                       scan_views.listing.list_args,
                        partial(store.scans.list_under, under), SCANS.orderings,
                        default_order="scanned_on desc")  # the newest keep what they observed
     subject = f"/{CLUSTERS.path}/{record['name']}"
@@ -362,7 +362,7 @@ def tokens():
     """The tokens; a POST makes one, whose secret that answer shows once."""
     store = get_store()
     if request.method == "GET":
-        listing = lists.read(request.path, TOKENS.path, token_views.views.list_args,
+        listing = lists.read(request.path, TOKENS.path, token_views.listing.list_args,
                              store.tokens.list, TOKENS.orderings)
         return render("tokens.html", 422 if listing.failed else 200, listing=listing,
                       created=None, errors={}, form={})
@@ -398,7 +398,7 @@ def token_revoke(id):  # noqa: A002 (the tokens' path key is `id`)
 @page("/webhooks", role="admin")
 def webhooks():
     return _list_page("webhooks.html", "Webhooks", WEBHOOKS.path,
-                      webhook_views.views.list_args, get_store().webhooks.list,
+                      webhook_views.listing.list_args, get_store().webhooks.list,
                       WEBHOOKS.orderings)
 
 
