@@ -21,6 +21,7 @@ from flask import Flask
 from flask.views import MethodView
 from flask_smorest import Api, Blueprint
 
+import inventory.http.schema_urls  # noqa: F401 (hands BodySchema its `$schema` URL maker)
 from inventory.config import Config
 from inventory.http.json_provider import OrjsonProvider
 from inventory.resources.clusters.spec import SPEC as CLUSTERS

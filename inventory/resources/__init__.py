@@ -5,7 +5,6 @@ import importlib
 import pkgutil
 
 from inventory.core.spec import ordered
-from inventory.http.generic import ResourceViews
 
 
 def _module(spec, part):
@@ -19,15 +18,6 @@ def _discover():
 
 
 SPECS = _discover()  # parents before their children
-
-
-def children_refuse(spec):
-    """Whether children of `spec` refuse its unforced delete: its DELETE
-    then takes `force` (a new child needs no change to its parent's views)."""
-    return any(child.parent == spec.name and child.refuses_parent_delete for child in SPECS)
-
-
-ResourceViews.children_refuse = staticmethod(children_refuse)
 
 
 def event_types():

@@ -35,7 +35,7 @@ def _context(record):
     store = get_store()
     under = store.scans.parent_value(record)
     scans = lists.read(request.path, f"{CLUSTERS.path}/{under}/{SCANS.path}",
-                       scan_views.views.list_args, partial(store.scans.list_under, under),
+                       scan_views.listing.list_args, partial(store.scans.list_under, under),
                        SCANS.orderings, default_order="scanned_on desc")
     subject = "subject=" + quoted(f"/{CLUSTERS.path}/{record['name']}")
     history, more = first_page(store.events.page, EVENTS, limit=HISTORY_SHOWN, more=True,
@@ -46,7 +46,7 @@ def _context(record):
 
 
 CLUSTER_PAGES = declare(Declared(
-    spec=CLUSTERS, views=cluster_views.views, title="Clusters", singular="Cluster",
+    spec=CLUSTERS, views=cluster_views.listing, title="Clusters", singular="Cluster",
     path="clusters", menu=10, export=True,
     filter_example='environment="production" AND support.status="ending"',
     columns=(Column("Name", of("name"), link=True, sort="name"),

@@ -72,7 +72,7 @@ class Declared:
     """What a resource's console pages show."""
 
     spec: Any  # its ResourceSpec: its path key, orderings, store's name
-    views: Any  # its ResourceViews: its list's arguments and CSV columns
+    views: Any  # its views module's RecordList (inventory.http.generic): its list's arguments and CSV columns
     title: str  # the list page's heading ("Rollouts")
     singular: str  # a record page's heading ("Rollout")
     columns: tuple  # of Column, for the list

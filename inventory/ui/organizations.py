@@ -6,7 +6,7 @@ from inventory.resources.organizations.spec import SPEC as ORGANIZATIONS
 from inventory.ui.declared import Column, Declared, declare, filtered, of
 
 ORGANIZATION_PAGES = declare(Declared(
-    spec=ORGANIZATIONS, views=organization_views.views, title="Organizations",
+    spec=ORGANIZATIONS, views=organization_views.listing, title="Organizations",
     singular="Organization", menu=30, export=True, filter_example='title="Acme*"',
     columns=(Column("Title", of("title"), sort="title",
                     link=filtered("clusters", "organization", key="id")),

@@ -23,7 +23,7 @@ def infrastructure_text(record):
 
 
 PLATFORM_PAGES = declare(Declared(
-    spec=PLATFORMS, views=platform_views.views, title="Platforms", singular="Platform",
+    spec=PLATFORMS, views=platform_views.listing, title="Platforms", singular="Platform",
     path="platforms", menu=20, export=True, filter_example='control_plane.provider="eks"',
     columns=(Column("Name", of("name"), sort="name", link=filtered("clusters", "platform")),
              Column("Title", of("title"), sort="title"),

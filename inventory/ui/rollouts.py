@@ -61,7 +61,7 @@ def _context(record):
 
 
 ROLLOUT_PAGES = declare(Declared(
-    spec=ROLLOUTS, views=rollout_views.views, title="Rollouts", singular="Rollout", menu=50,
+    spec=ROLLOUTS, views=rollout_views.listing, title="Rollouts", singular="Rollout", menu=50,
     columns=(Column("Name", of("name"), "code", link=True),
              Column("Title", of("title")), Column("Target", of("target")),
              Column("State", of("status.state")), Column("Stages", _stages_text),

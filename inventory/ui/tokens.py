@@ -16,7 +16,7 @@ from inventory.ui.pages import form_errors, page, principal
 FORM_FIELDS = ("name", "role", "organization")
 
 TOKEN_PAGES = declare(Declared(
-    spec=TOKENS, views=token_views.views, title="Tokens", singular="Token", role="admin",
+    spec=TOKENS, views=token_views.listing, title="Tokens", singular="Token", role="admin",
     menu=60, filter_example='role="admin"', list_template="tokens.html",
     columns=(Column("Name", of("name"), sort="name"), Column("Role", of("role")),
              Column("Organization", of("organization"), "organization"),

@@ -29,7 +29,7 @@ def _whole(record):
 
 
 WEBHOOK_PAGES = declare(Declared(
-    spec=WEBHOOKS, views=webhook_views.views, title="Webhooks", singular="Webhook",
+    spec=WEBHOOKS, views=webhook_views.listing, title="Webhooks", singular="Webhook",
     role="admin", menu=70, address="id", heading=of("url"), filter_example="active=false",
     columns=(Column("URL", of("url"), link=True),
              Column("Filter", of("filter"), "code", missing="all events"),

@@ -45,3 +45,22 @@ def test_framework_floor_answers_every_bench_route_as_the_service_does(app, stor
     altered = {**answers, deep: [200, answers[deep][1].replace('"continue":"', '"continue":"x')]}
     with pytest.raises(SystemExit, match="GET page at 90% depth"):
         run.check_same(routes, altered, framework, "framework")
+
+
+def test_framework_floor_dumps_schema_urls_in_a_process_of_its_own():
+    """gunicorn loads the floor in a fresh interpreter, where nothing of the
+    service was imported before it (here the test session imported the
+    app): it must hand BodySchema its `$schema` URL maker itself."""
+    import os
+    import subprocess
+    import sys
+
+    dumped = subprocess.run([sys.executable, "-c", (
+        "from bench.framework_app import create_app\n"
+        "from schemas.platforms import KubePlatformSchema\n"
+        "with create_app({}).test_request_context('/', base_url='http://127.0.0.1'):\n"
+        "    print(KubePlatformSchema().dump({'name': 'x'})['$schema'])\n")],
+        capture_output=True, text=True, timeout=120,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert dumped.returncode == 0, dumped.stderr
+    assert dumped.stdout.strip() == "http://127.0.0.1/schemas/KubePlatform.json"

@@ -1,11 +1,13 @@
 """A child resource declared only in these tests, under every resource that
-can be a parent: its spec, a store of a few lines and the generic views
-(inventory.http.generic) are all it takes to be served, listed, paged,
-scoped, published in the feed, refused with 409 and cascaded with its
-parent. What the service derives from a spec, checked on one it never saw."""
+can be a parent: its spec, a store of a few lines and views written as the
+checklist says (docs/development/adding-a-resource.md, step 4) are all it
+takes to be served, listed, paged, scoped, published in the feed, refused
+with 409 and cascaded with its parent. What the service derives from a spec, checked on one it never saw."""
 import re
+from functools import partial
 
 import pytest
+from flask import url_for
 from flask.views import MethodView
 from marshmallow import Schema, fields
 
@@ -13,8 +15,13 @@ from inventory import resources
 from inventory.core.errors import HasChildren, NotFound
 from inventory.core.ordering import Orderings
 from inventory.core.spec import PathKey, ResourceSpec
+from inventory.http.auth import current_principal, current_scope
 from inventory.http.blueprint import Blueprint
-from inventory.http.generic import ResourceViews
+from inventory.http.conditional import if_match, read, with_etag
+from inventory.http.generic import RecordList, under
+from inventory.http.lists import list_page
+from inventory.http.operations import operation
+from inventory.store import get_store
 from inventory.store.base import ResourceStore
 from schemas.common import PaginationSchema
 from tests.conftest import ADMIN_TOKEN, ClosingClient, client_with, make_config
@@ -26,7 +33,7 @@ WIDGET = PathKey("gizmo", "The gizmo's name.", "a gizmo name", (re.compile(r"^w[
 
 
 def _declared(parent_name):
-    """(spec, store class, views module namespace) of a `gizmos` child of `parent_name`."""
+    """(spec, store class, blueprint) of a `gizmos` child of `parent_name`."""
     parent = next(spec for spec in resources.SPECS if spec.name == parent_name)
     stem = "".join(part.title() for part in parent.name.split("_"))
     spec = ResourceSpec(
@@ -60,44 +67,74 @@ def _declared(parent_name):
     record = type(f"{stem}GizmoSchema", (Schema,), {
         "name": fields.String(required=True), "title": fields.String(),
         "parent": fields.String(), "organization": fields.String(allow_none=True)})
-    namespace = type("Schemas", (), {
-        f"{stem}GizmoSchema": record,
-        f"{stem}GizmoCreateSchema": type(f"{stem}GizmoCreateSchema", (Schema,), {
-            "name": fields.String(required=True), "title": fields.String()}),
-        f"{stem}GizmoPatchSchema": type(f"{stem}GizmoPatchSchema", (Schema,), {
-            "title": fields.String()}),
-        f"{stem}GizmoListSchema": type(f"{stem}GizmoListSchema", (Schema,), {
-            "results": fields.List(fields.Nested(record)),
-            "pagination": fields.Nested(PaginationSchema)}),
-        "FILTER_EXAMPLES": ['name = "w1"']})
+    create_schema = type(f"{stem}GizmoCreateSchema", (Schema,), {
+        "name": fields.String(required=True), "title": fields.String()})
+    patch_schema = type(f"{stem}GizmoPatchSchema", (Schema,), {"title": fields.String()})
+    list_schema = type(f"{stem}GizmoListSchema", (Schema,), {
+        "results": fields.List(fields.Nested(record)),
+        "pagination": fields.Nested(PaginationSchema)})
+
+    # the views, written as adding-a-resource.md's step 4 says a nested child's are
     blp = Blueprint(f"gizmos_of_{parent.name}", __name__, path_keys=(parent.path_key, WIDGET),
                     url_prefix=f"/{parent.path}")
-    views = ResourceViews(blp, spec, namespace, f"{stem}Gizmo", parent=parent)
-    under = f"/<{parent.path_key.name}>/gizmos"
+    name, key = f"{stem}Gizmo", parent.path_key.name
+    listing = RecordList.of(f"{name}List", list_schema, ['name = "w1"'], spec.orderings)
 
-    @blp.route(under)
+    def stores():
+        store = get_store()
+        return getattr(store, parent.name), getattr(store, spec.name)
+
+    @blp.route(f"/<{key}>/gizmos")
     class Gizmos(MethodView):
-        @views.listing()
-        def get(self):
+        @blp.arguments(listing.list_args, location="query")
+        @blp.response(200, list_schema)
+        @operation(f"list{name}s", role="reader", errors=(404, 422), csv=True)
+        def get(self, args, **path):
             """List the gizmos of a record"""
+            parents, gizmos = stores()
+            found = under(parents, gizmos, path[key])
+            return list_page(f"{parent.path}/{found}/gizmos", args,
+                             partial(gizmos.list_under, found), spec.orderings, listing.columns,
+                             f"{parent.path}-{path[key]}-gizmos.csv")
 
-        @views.creating()
-        def post(self):
+        @blp.arguments(create_schema)
+        @blp.response(201, record)
+        @operation(f"create{name}", role="writer", etag=True, idempotency_key=True,
+                   errors=(404, 422))
+        def post(self, body, **path):
             """Make a gizmo"""
+            made = stores()[1].create_under(path[key], body, current_principal().name,
+                                            current_scope())
+            location = url_for(".Gizmo", **path, gizmo=made["name"], _external=True)
+            return with_etag(made, 201, {"Location": location})
 
-    @blp.route(f"{under}/<gizmo>")
+    @blp.route(f"/<{key}>/gizmos/<gizmo>")
     class Gizmo(MethodView):
-        @views.reading()
-        def get(self):
+        @blp.response(200, record)
+        @operation(f"get{name}", role="reader", if_none_match=True, etag=True, errors=(404, 422))
+        def get(self, gizmo, **path):
             """Read a gizmo"""
+            parents, gizmos = stores()
+            return read(gizmos.get_under(under(parents, gizmos, path[key]), gizmo))
 
-        @views.updating()
-        def patch(self):
+        @blp.arguments(patch_schema, required=False)
+        @blp.response(200, record)
+        @operation(f"update{name}", role="writer", if_match=True, etag=True,
+                   errors=(404, 409, 412, 422))
+        def patch(self, changes, gizmo, **path):
             """Change a gizmo"""
+            parents, gizmos = stores()
+            found = under(parents, gizmos, path[key])
+            return with_etag(gizmos.update(gizmo, changes, current_principal().name,
+                                           revisions=if_match(), under=found))
 
-        @views.deleting()
-        def delete(self):
+        @blp.response(204)
+        @operation(f"delete{name}", role="writer", if_match=True, errors=(404, 412, 422))
+        def delete(self, gizmo, **path):
             """Delete a gizmo"""
+            parents, gizmos = stores()
+            found = under(parents, gizmos, path[key])
+            gizmos.delete(gizmo, revisions=if_match(), under=found)
     return spec, GizmoStore, blp
 
 

@@ -1,25 +1,29 @@
 """/rollouts: upgrade waves of the fleet toward a target minor, stage by stage."""
+from flask import url_for
 from flask.views import MethodView
 
-import schemas.rollouts
 from inventory.core import filtering
 from inventory.core.errors import BadFilter
 from inventory.core.rollouts import member_filter
 from inventory.http.auth import current_principal, current_scope
 from inventory.http.blueprint import Blueprint
-from inventory.http.conditional import with_etag
+from inventory.http.conditional import if_match, read, with_etag
 from inventory.http.csv_export import RecordColumns
 from inventory.http.errors import RequestError
-from inventory.http.generic import ResourceViews
+from inventory.http.generic import RecordList
 from inventory.http.lists import list_page
 from inventory.http.operations import operation
 from inventory.resources.rollouts.spec import SPEC
 from inventory.store import get_store
 from schemas.rollouts import (
+    FILTER_EXAMPLES,
     RolloutApproveSchema,
     RolloutClusterListArgsSchema,
     RolloutClusterListSchema,
     RolloutClusterSchema,
+    RolloutCreateSchema,
+    RolloutListSchema,
+    RolloutPatchSchema,
     RolloutSchema,
 )
 
@@ -27,7 +31,7 @@ from schemas.rollouts import (
 blp = Blueprint("rollouts", __name__, path_keys=(SPEC.path_key,),
                 description="Rollouts: the fleet's next minor version, stage by stage. The "
                             "inventory upgrades nothing: it says which clusters may go now.")
-views = ResourceViews(blp, SPEC, schemas.rollouts, "Rollout")
+listing = RecordList.of("RolloutList", RolloutListSchema, FILTER_EXAMPLES, SPEC.orderings)
 _CLUSTER_COLUMNS = RecordColumns(RolloutClusterSchema(nested=True))
 _BY_NAME = {"rollout": "$response.body#/name"}
 
@@ -58,46 +62,67 @@ def _checked_new(body):
 
 @blp.route("/rollouts")
 class Rollouts(MethodView):
-    @views.listing()
-    def get(self):
+    @blp.arguments(listing.list_args, location="query")
+    @blp.response(200, RolloutListSchema)
+    @operation("listRollouts", role="reader", errors=(422,), csv=True)
+    def get(self, args):
         """List rollouts
 
         Each with its status as last worked out (`status.computed_on`:
         within seconds for an active rollout); read one rollout for its
         counts as of now."""
+        return list_page("rollouts", args, get_store().rollouts.list, SPEC.orderings,
+                         listing.columns, "rollouts.csv")
 
-    @views.creating(checked=_checked_new, links={
-        "get": ("getRollout", _BY_NAME), "clusters": ("listRolloutClusters", _BY_NAME),
-        "approve": ("approveRollout", _BY_NAME)})
-    def post(self):
+    @blp.arguments(RolloutCreateSchema)
+    @blp.response(201, RolloutSchema)
+    @operation("createRollout", role="writer", etag=True, idempotency_key=True,
+               errors=(409, 422), links={
+                   "get": ("getRollout", _BY_NAME), "clusters": ("listRolloutClusters", _BY_NAME),
+                   "approve": ("approveRollout", _BY_NAME)})
+    def post(self, body):
         """Make a rollout
 
         Its first stage's turn comes at once. A scoped caller's rollout is its
         organization's (its clusters only); an unscoped admin's may be
         fleet-wide (`organization` null: every organization's clusters)."""
+        record = get_store().rollouts.create(_checked_new(body), current_principal().name,
+                                             current_scope())
+        location = url_for(".Rollout", rollout=record["name"], _external=True)
+        return with_etag(record, 201, {"Location": location})
 
 
 @blp.route("/rollouts/<rollout>")
 class Rollout(MethodView):
-    @views.reading()
-    def get(self):
+    @blp.response(200, RolloutSchema)
+    @operation("getRollout", role="reader", if_none_match=True, etag=True, errors=(404, 422))
+    def get(self, rollout):
         """Read a rollout, with its status now
 
         Its clusters counted now by stage and state, and its stages moved
         forward if their turn came (the service's background look does
         that within seconds anyway)."""
+        return read(get_store().rollouts.get(rollout, current_scope()))
 
-    @views.updating(checked=_checked)
-    def patch(self):
+    @blp.arguments(RolloutPatchSchema, required=False)
+    @blp.response(200, RolloutSchema)
+    @operation("updateRollout", role="writer", if_match=True, etag=True,
+               errors=(404, 409, 412, 422))
+    def patch(self, changes, rollout):
         """Change a rollout
 
         `title`, `description`, `paused` and `stages` (a stage keeps its
         progress by name; a new one starts waiting). `name`,
         `organization` and `target` cannot change."""
+        return with_etag(get_store().rollouts.update(
+            rollout, _checked(changes), current_principal().name, current_scope(),
+            revisions=if_match()))
 
-    @views.deleting()
-    def delete(self):
+    @blp.response(204)
+    @operation("deleteRollout", role="writer", if_match=True, errors=(404, 412, 422))
+    def delete(self, rollout):
         """Delete a rollout"""
+        get_store().rollouts.delete(rollout, scope=current_scope(), revisions=if_match())
 
 
 @blp.route("/rollouts/<rollout>:approve")

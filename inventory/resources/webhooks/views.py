@@ -1,32 +1,36 @@
 """/webhooks: the feed's events POSTed to receivers (admins only)."""
 from functools import partial
 
-from flask import current_app
+from flask import current_app, url_for
 from flask.views import MethodView
 
-import schemas.webhooks
 from inventory.core import filtering, outbound
 from inventory.core.errors import BadFilter
-from inventory.http.auth import current_scope
+from inventory.http.auth import current_principal, current_scope
 from inventory.http.blueprint import Blueprint
 from inventory.http.csv_export import RecordColumns
 from inventory.http.errors import RequestError
-from inventory.http.generic import ResourceViews
+from inventory.http.generic import RecordList
 from inventory.http.lists import list_page
 from inventory.http.operations import operation
 from inventory.resources.webhooks.spec import SPEC
 from inventory.store import get_store
 from schemas.webhooks import (
+    FILTER_EXAMPLES,
+    NewWebhookSchema,
+    WebhookCreateSchema,
     WebhookDeliveryListArgsSchema,
     WebhookDeliveryListSchema,
     WebhookDeliverySchema,
+    WebhookListSchema,
+    WebhookPatchSchema,
+    WebhookSchema,
 )
 
 blp = Blueprint("webhooks", __name__, path_keys=(SPEC.path_key,), url_prefix="/webhooks",
                 description="Webhooks: the feed's events POSTed to receivers, signed "
                             "(Standard Webhooks). Admins only.")
-views = ResourceViews(blp, SPEC, schemas.webhooks, "Webhook", reader="admin", writer="admin",
-                      etags=False)
+listing = RecordList.of("WebhookList", WebhookListSchema, FILTER_EXAMPLES, SPEC.orderings)
 _DELIVERY_COLUMNS = RecordColumns(WebhookDeliverySchema(nested=True))
 
 
@@ -47,40 +51,58 @@ def _checked(body):
 
 @blp.route("")
 class Webhooks(MethodView):
-    @views.listing()
-    def get(self):
+    @blp.arguments(listing.list_args, location="query")
+    @blp.response(200, WebhookListSchema)
+    @operation("listWebhooks", role="admin", errors=(422,), csv=True)
+    def get(self, args):
         """List webhooks (never their secrets)"""
+        return list_page("webhooks", args, get_store().webhooks.list, SPEC.orderings,
+                         listing.columns, "webhooks.csv")
 
-    @views.creating(secret_field="secret", checked=_checked, errors=(403, 422), links={
-                        "get": ("getWebhook", {"webhook": "$response.body#/id"}),
-                        "deliveries": ("listWebhookDeliveries",
-                                       {"webhook": "$response.body#/id"})})
-    def post(self):
+    # no ETag and no Idempotency-Key: the secret is answered once, never stored to replay
+    @blp.arguments(WebhookCreateSchema)
+    @blp.response(201, NewWebhookSchema)
+    @operation("createWebhook", role="admin", secret=True, errors=(403, 422), links={
+        "get": ("getWebhook", {"webhook": "$response.body#/id"}),
+        "deliveries": ("listWebhookDeliveries", {"webhook": "$response.body#/id"})})
+    def post(self, body):
         """Make a webhook
 
         Every event committed from now on that it may see (its organization's,
         for a scoped admin's) and that matches `filter` is POSTed to `url`,
         signed as Standard Webhooks says. The answer holds the signing secret,
         this once (`Cache-Control: no-store`)."""
+        record, secret = get_store().webhooks.create(_checked(body), current_principal().name,
+                                                     current_scope())
+        location = url_for(".Webhook", webhook=record["id"], _external=True)
+        return {**record, "secret": secret}, 201, {"Location": location}
 
 
 @blp.route("/<webhook>")
 class Webhook(MethodView):
-    @views.reading()
-    def get(self):
+    @blp.response(200, WebhookSchema)
+    @operation("getWebhook", role="admin", errors=(404, 422))
+    def get(self, webhook):
         """Read a webhook (never its secret)"""
+        return get_store().webhooks.get(webhook, current_scope())
 
-    @views.updating(checked=_checked, errors=(404, 410, 422))
-    def patch(self):
+    @blp.arguments(WebhookPatchSchema, required=False)
+    @blp.response(200, WebhookSchema)
+    @operation("updateWebhook", role="admin", errors=(404, 410, 422))
+    def patch(self, changes, webhook):
         """Change a webhook
 
         `url`, `filter`, `description`, `active`. Set `active` to true to
         resume an inactive webhook where it stopped (410 when the feed no
         longer keeps that point)."""
+        return get_store().webhooks.update(webhook, _checked(changes), current_principal().name,
+                                           current_scope())
 
-    @views.deleting()
-    def delete(self):
+    @blp.response(204)
+    @operation("deleteWebhook", role="admin", errors=(404, 422))
+    def delete(self, webhook):
         """Delete a webhook and its delivery log"""
+        get_store().webhooks.delete(webhook, scope=current_scope())
 
 
 @blp.route("/<webhook>/deliveries")

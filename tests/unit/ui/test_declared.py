@@ -122,7 +122,7 @@ import json, re
 from inventory.resources.platforms import views
 from inventory.resources.platforms.spec import SPEC
 from inventory.ui.declared import Column, Declared, declare, of
-declare(Declared(spec=SPEC, views=views.views, title="Every platform", singular="A platform",
+declare(Declared(spec=SPEC, views=views.listing, title="Every platform", singular="A platform",
                  path="every-platform", menu=99, export=True, filter_example='title="x"',
                  columns=(Column("Name", of("name"), link=True, sort="name"),
                           Column("Made", of("created_on"), "when")),
