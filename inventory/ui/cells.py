@@ -3,8 +3,9 @@
 which every piece of the value is escaped (markupsafe's `escape`, as
 the templates' autoescape would). Written here rather than as template macros:
 a list page shows a cell per column per row, and a Jinja macro call costs
-several times what a function call does (bench/console.py). `status` and
-`organization` are the templates' too."""
+several times what a function call does (bench/console.py). The templates
+call `row` (a list's row) and `fields` (a record's fields), and `status` and
+`organization` wherever they show one."""
 from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
@@ -98,9 +99,9 @@ KINDS = {"text": _text, "prose": _text, "code": _code, "when": _when, "on_day": 
          "status": _status, "organization": _organization, "when_by": _when_by,
          "support": _support, "active": _active, "changes": _changes}
 SPEAKS_OF_NONE = frozenset(("when", "on_day", "organization", "when_by", "active"))
+PROSE = ' class="text"'  # a field of prose keeps its line breaks (console.css)
 
 
-@blp.app_template_global("cell")
 def cell(column, record):
     """The HTML of `column` for `record`: its value as its kind shows it,
     linked when the column declares a link."""
@@ -129,5 +130,3 @@ def fields(columns, record):
         f"<dt>{escape(column.label)}</dt><dd{PROSE if column.shown == 'prose' else ''}>"
         f"{cell(column, record)}</dd>" for column in columns))
 
-
-PROSE = ' class="text"'

@@ -7,7 +7,7 @@ from tests.conftest import ADMIN_TOKEN
 
 
 def test_the_changes_show_each_events_changes_and_filter(app, client, inventory):
-    inventory.cluster(name="changed")
+    inventory.cluster(name="changed", title="Old")
     client.patch("/kubeclusters/changed", json={"title": "New"})
     inventory.org(title="Unrelated")
     console = sign_in(app, ADMIN_TOKEN)
@@ -15,5 +15,5 @@ def test_the_changes_show_each_events_changes_and_filter(app, client, inventory)
                                 "&order_by=occurred_on desc").get_data(as_text=True))
     assert "<title>Changes: subject=\"/kubeclusters/changed\"" in text
     assert "kubecluster.updated" in text and "organization.created" not in text
-    assert "<code>title</code>: (none) → New" in text or "<code>title</code>:  → New" in text
+    assert "<div><code>title</code>: Old → New</div>" in text
     assert text.index("kubecluster.updated") < text.index("kubecluster.created")
