@@ -23,7 +23,7 @@ import pytest
 from inventory.agent import NAME, bounds
 from tests.support.kube_api import TOKEN, KubeApi, daemonset, kubeconfig, node, static_pod
 from tests.support.served import ROOT, free_port
-from tests.unit.agent.test_agent_run import CLUSTER, INVENTORY, Inventory, failed
+from tests.unit.agent.test_cli import CLUSTER, INVENTORY, Inventory, failed
 
 
 @pytest.fixture
