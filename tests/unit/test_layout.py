@@ -49,7 +49,7 @@ NOT_YET = {
     "inventory/cli/__init__.py", "inventory/cli/indexes.py", "inventory/cli/tokens.py",
     "inventory/cli/refresh_lifecycle.py",
     "inventory/clusterprofiles/hub.py",
-    "inventory/http/actions.py", "inventory/http/api.py", "inventory/http/application.py",
+    "inventory/http/actions.py", "inventory/http/api.py",
     "inventory/http/auth.py", "inventory/http/blueprint.py", "inventory/http/conditional.py",
     "inventory/http/cors.py", "inventory/http/csv_export.py",
     "inventory/http/errors.py", "inventory/http/gate.py",

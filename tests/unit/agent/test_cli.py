@@ -90,13 +90,6 @@ def inventory():
 
 
 @pytest.fixture
-def pauses(monkeypatch):
-    waited = []
-    monkeypatch.setattr(posting, "_pause", waited.append)
-    return waited
-
-
-@pytest.fixture
 def env(tmp_path, kube, inventory):
     return {"HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig(tmp_path / "kubeconfig", kube.url)),
             "INVENTORY_URL": inventory.url, "INVENTORY_TOKEN": "inv_agent-token",
@@ -310,10 +303,8 @@ def test_in_a_cluster_without_the_service_account_token_is_exit_2(env):
 
 
 def test_in_a_cluster_the_pods_service_account_is_used_unless_a_kubeconfig_is_named(
-        env, tmp_path, monkeypatch):
+        env, tmp_path, monkeypatch, cluster_configuration):
     from kubernetes.config import incluster_config
-
-    from inventory.agent import cluster
 
     token, ca = tmp_path / "token", tmp_path / "ca.crt"
     token.write_text("service-account-token")
@@ -321,12 +312,12 @@ def test_in_a_cluster_the_pods_service_account_is_used_unless_a_kubeconfig_is_na
     monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(token))
     monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(ca))
     pod = {"KUBERNETES_SERVICE_HOST": "10.100.0.1", "KUBERNETES_SERVICE_PORT": "443"}
-    configuration = cluster._configuration(None, None, pod)
+    configuration = cluster_configuration(pod)
     assert configuration.host == "https://10.100.0.1:443"
     assert configuration.ssl_ca_cert == str(ca)
     assert configuration.api_key["BearerToken"] == "bearer service-account-token"
     # a kubeconfig named in the pod wins, as kubectl's does
-    named = cluster._configuration(None, None, {**pod, "KUBECONFIG": env["KUBECONFIG"]})
+    named = cluster_configuration({**pod, "KUBECONFIG": env["KUBECONFIG"]})
     assert named.host.startswith("http://127.0.0.1:")
 
 
