@@ -30,7 +30,7 @@ MAX_NODES = 1_000_000  # nodes listed: the most a scan records (the inventory's 
 MAX_CONTINUE = 16 << 10  # characters of a continue token (a real one is a few hundred)
 MAX_DISTINCT_VALUES = 10_000  # values tallied per node field (the scan keeps the 100 most common)
 # The peak memory (RSS) these caps keep a run under, documented with the
-# CronJob's limit of 256Mi (tests/unit/agent/test_agent_hostile.py measures it).
+# CronJob's limit of 256Mi (tests/unit/agent/test_bounds.py measures it).
 MAX_RSS_MIB = 200
 
 

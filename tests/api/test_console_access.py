@@ -2,7 +2,7 @@
 that confine a page, and the API's rules (roles, scope, rate limits) applied
 to its callers."""
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -152,24 +152,26 @@ def test_revoking_from_the_console_signs_the_token_out(app, client, store):
     assert store.sessions.collection.count_documents({"token": token["id"]}) == 0
 
 
-def test_an_idle_session_expires(app, store, monkeypatch):
+def _naive_utc_now():
+    """Now as the store keeps times: naive UTC."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def test_an_idle_session_expires(app, store, session_clock):
     client = sign_in(app, ADMIN_TOKEN)
     assert client.get("/ui/").status_code == 200
-    later = session_store._now() + session_store.IDLE + timedelta(seconds=1)
-    monkeypatch.setattr(session_store, "_now", lambda: later)
+    session_clock(_naive_utc_now() + session_store.IDLE + timedelta(seconds=1))
     assert client.get("/ui/").status_code == 303
     assert store.sessions.collection.count_documents({}) == 0
 
 
-def test_a_used_session_lives_on_but_not_past_its_lifetime(app, monkeypatch):
+def test_a_used_session_lives_on_but_not_past_its_lifetime(app, session_clock):
     client = sign_in(app, ADMIN_TOKEN)
-    start = session_store._now()
+    start = _naive_utc_now()
     for minutes in range(20, 12 * 60, 20):  # used every 20 minutes
-        monkeypatch.setattr(session_store, "_now",
-                            lambda m=minutes: start + timedelta(minutes=m))
+        session_clock(start + timedelta(minutes=minutes))
         assert client.get("/ui/").status_code == 200, minutes
-    monkeypatch.setattr(session_store, "_now", lambda: start + session_store.LIFETIME
-                        + timedelta(minutes=1))
+    session_clock(start + session_store.LIFETIME + timedelta(minutes=1))
     assert client.get("/ui/").status_code == 303
 
 

@@ -404,9 +404,10 @@ def test_a_writer_that_dies_before_publishing_loses_no_event(client, store, monk
     assert store.events.sweep(older_than=-1) == 0  # swept once
 
 
-def test_a_writer_that_dies_after_publishing_is_not_published_twice(client, store, monkeypatch):
+def test_a_writer_that_dies_after_publishing_is_not_published_twice(client, store, monkeypatch,
+                                                                   feed_steps):
     # the event reached the feed, but the writer died before clearing the outbox
-    monkeypatch.setattr(type(store.events), "_clear_outbox", staticmethod(lambda *a: None))
+    feed_steps.keep_outboxes()
     client.post("/organizations", json={"title": "Twice?"})
     monkeypatch.undo()
     assert store.events.sweep(older_than=-1) == 1
@@ -435,9 +436,9 @@ def test_a_delete_that_dies_before_publishing_loses_no_event(client, store, inve
 
 
 def test_a_reader_never_passes_an_empty_slot_until_it_is_closed(client, store, inventory,
-                                                                 monkeypatch):
+                                                                 monkeypatch, feed_steps):
     inventory.org(title="One")
-    taken = store.events._take_slot()  # a writer took a slot, and stalls
+    taken = feed_steps.take_slot()  # a writer took a slot, and stalls
     inventory.org(title="Three")
     assert types(feed(client)) == ["organization.created"]  # stops before the empty slot
     # a late fill still lands in order
@@ -445,7 +446,7 @@ def test_a_reader_never_passes_an_empty_slot_until_it_is_closed(client, store, i
                                         "at": feed_module.stored_now()})
     assert [e["id"] for e in feed(client)][1] == f"evt_{taken}"
     # an empty slot is closed once the one after it is GAP_SECONDS old
-    stalled = store.events._take_slot()
+    stalled = feed_steps.take_slot()
     inventory.org(title="Five")
     assert len(feed(client)) == 3
     monkeypatch.setattr(feed_module, "GAP_SECONDS", 0)
@@ -453,13 +454,11 @@ def test_a_reader_never_passes_an_empty_slot_until_it_is_closed(client, store, i
     assert store.events.collection.find_one({"_id": stalled})["gap"] is True
 
 
-def test_an_event_whose_slot_was_closed_takes_another(store, inventory, client):
+def test_an_event_whose_slot_was_closed_takes_another(store, inventory, client, feed_steps):
     inventory.org(title="One")
-    stale = store.events._take_slot()
-    store.events._tombstone(stale)  # a reader closed it while the writer stalled
-    slots = iter([stale])
-    take = store.events._take_slot
-    store.events._take_slot = lambda: next(slots, None) or take()
+    stale = feed_steps.take_slot()
+    feed_steps.tombstone(stale)  # a reader closed it while the writer stalled
+    feed_steps.next_slots([stale])
     event = store.events.event("organization", "updated", "k1", "/organizations/x", {}, None)
     slot = store.events.append(event)
     assert slot > stale
@@ -512,12 +511,13 @@ def test_the_sweep_costs_what_is_pending_not_what_is_stored(client, store, inven
 
 
 @pytest.mark.skipif(REAL_MONGO, reason="the embedded store's sweep; MongoDB's has its index")
-def test_the_first_sweep_finds_what_an_earlier_process_left_pending(client, store, monkeypatch):
+def test_the_first_sweep_finds_what_an_earlier_process_left_pending(client, store, monkeypatch,
+                                                                  feed_steps):
     monkeypatch.setattr(store.events, "publish_pending", _dies)
     with pytest.raises(SystemExit):
         client.post("/organizations", json={"title": "left"})  # its writer died
     monkeypatch.undo()
-    store.events._pending = {}  # as a new process, after the journal's replay
+    feed_steps.forget_pending()  # as a new process, after the journal's replay
     assert store.events.sweep(older_than=-1) == 1
     assert client.get(f"/events/evt_{store.events.head()}").get_json()["object"]["title"] == "left"
 

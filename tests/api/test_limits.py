@@ -274,7 +274,7 @@ def test_a_token_may_have_only_so_many_requests_in_flight():
     second[1]()
 
 
-def test_streams_and_waits_hold_no_slot_in_flight():
+def test_streams_and_waits_hold_no_slot_in_flight(in_flight_counts):
     """A person's console tabs (each a stream) and waits, and that person's
     script on the same token: all answered, however many, while the limit
     of requests in flight still holds for the script's own requests."""
@@ -302,20 +302,20 @@ def test_streams_and_waits_hold_no_slot_in_flight():
         stream.close()
     for wait in waits:
         wait.join(10)
-    assert get_limits(app).in_flight._counts == {}
+    assert in_flight_counts(app) == {}
 
 
-def test_failed_and_refused_requests_give_their_slot_back():
+def test_failed_and_refused_requests_give_their_slot_back(in_flight_counts):
     app = make_app(CONCURRENT_REQUESTS=1, RATE_LIMIT="1000 per minute")
     reader = client_with(app, token_of(app))
     for _ in range(5):
         assert reader.get("/organizations/org_nope").status_code == 422
         assert reader.post("/organizations", json={}).status_code == 403
         assert reader.get("/organizations").status_code == 200
-    assert get_limits(app).in_flight._counts == {}
+    assert in_flight_counts(app) == {}
 
 
-def test_a_way_out_that_fails_after_the_limits_gives_the_slot_back_once():
+def test_a_way_out_that_fails_after_the_limits_gives_the_slot_back_once(in_flight_counts):
     """A later way out that raises makes Flask drop the answer and send a
     500 through the way out again: the 500 gives the slot back, once."""
     app = make_app(CONCURRENT_REQUESTS=1)
@@ -336,10 +336,10 @@ def test_a_way_out_that_fails_after_the_limits_gives_the_slot_back_once():
     finally:
         gate.ways_out[position] = finish
     assert calls == [200, 500]
-    assert get_limits(app).in_flight._counts == {}
+    assert in_flight_counts(app) == {}
     for _ in range(3):
         assert reader.get("/organizations").status_code == 200
-    assert get_limits(app).in_flight._counts == {}
+    assert in_flight_counts(app) == {}
 
 
 def _big_page(app, token, clusters=100):

@@ -209,8 +209,8 @@ def test_a_recount_counts_a_reservation_whose_child_is_not_in_yet(client, invent
 
 
 def _long_ago():
-    from inventory.store.quotas import _now
-    return _now() - 2 * LEASE
+    from datetime import datetime, timezone
+    return datetime.now(timezone.utc).replace(tzinfo=None) - 2 * LEASE  # naive UTC, as stored
 
 
 @pytest.mark.slow

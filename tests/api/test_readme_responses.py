@@ -49,11 +49,6 @@ def shown_on():
     return made.replace(hour=12, minute=0, second=0, microsecond=0)
 
 
-def test_the_readme_names_the_day_its_record_was_read_on():
-    day = shown_on().date().isoformat()
-    assert f"read on {day}, the day it was made" in " ".join(_section().split())
-
-
 def test_the_shown_responses_are_what_the_service_answers(client):
     with time_machine.travel(shown_on(), tick=True):
         _compare_the_shown_responses(client)

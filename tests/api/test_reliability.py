@@ -162,10 +162,11 @@ def test_idempotency_key_is_refused_when_making_tokens(client):
 def _as_if_it_died(store, age):
     """Make the one stored key look like a request that reserved it `age`
     ago and died before answering (a crash, a killed worker)."""
-    from inventory.store.idempotency import _now
+    from datetime import datetime, timezone
 
+    now = datetime.now(timezone.utc).replace(tzinfo=None)  # naive UTC, as stored
     store.idempotency.collection.update_many({}, {"$set": {"state": "pending",
-                                                           "created_at": _now() - age},
+                                                           "created_at": now - age},
                                                   "$unset": {"answer": ""}})
 
 
@@ -191,7 +192,12 @@ def test_a_key_within_its_lease_is_still_in_progress(client, store):
 
 
 def test_a_request_that_outlived_its_lease_cannot_overwrite_the_new_owners_answer(store):
-    from inventory.store.idempotency import LEASE, _now
+    from datetime import datetime, timezone
+
+    from inventory.store.idempotency import LEASE
+
+    def _now():  # naive UTC, as stored
+        return datetime.now(timezone.utc).replace(tzinfo=None)
 
     owner, _ = store.idempotency.reserve("caller:k", "fingerprint")
     store.idempotency.collection.update_one({}, {"$set": {"created_at": _now() - LEASE * 2}})

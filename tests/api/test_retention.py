@@ -4,7 +4,6 @@ from datetime import timedelta
 import pytest
 
 from inventory.store import retention as store_module
-from inventory.store.idempotency import _now
 from inventory.store.records import stored_now
 from inventory.store.retention import TTL_REFUSED
 from tests.conftest import FERRETDB, REAL_MONGO, make_config
@@ -54,23 +53,24 @@ def test_scans_expire_by_a_ttl_index_after_the_retention_time(client, inventory,
         return  # MongoDB's TTL monitor runs once a minute: the index is what is checked
     old = store.scans.collection.find_one({"scanned_on": 200})
     store.scans.collection.update_one({"_id": old["_id"]}, {"$set": {
-        "_recorded_at": _now() - timedelta(days=31)}})
+        "_recorded_at": stored_now() - timedelta(days=31)}})
     assert scans_of(client, cluster["name"]) == [100]
     # the cluster's last scan time is its own: expiry does not lower it
     assert client.get(f"/kubeclusters/{cluster['name']}").get_json()["last_scanned_on"] == 200
 
 
-def test_idempotency_keys_expire_on_the_embedded_store_without_a_sweep(client, store):
+def test_idempotency_keys_expire_on_the_embedded_store_without_a_sweep(client, store,
+                                                                     mongomock_ttl_indexes):
     if REAL_MONGO:
         pytest.skip("the embedded store's expiry")
     for n in range(3):
         client.post("/organizations", json={"title": "Acme"}, headers={"Idempotency-Key": f"k{n}"})
     collection = store.idempotency.collection
     collection.update_one({"_id": "env:INVENTORY_ADMIN_TOKEN:k1"},
-                          {"$set": {"created_at": _now() - timedelta(hours=25)}})
+                          {"$set": {"created_at": stored_now() - timedelta(hours=25)}})
     assert collection.find_one({"_id": "env:INVENTORY_ADMIN_TOKEN:k1"}) is None
     assert collection.find_one({"_id": "env:INVENTORY_ADMIN_TOKEN:k0"}) is not None
-    assert collection._collection._store._ttl_indexes == {}
+    assert mongomock_ttl_indexes(collection) == {}
 
 
 def test_a_large_count_is_trimmed_amortized_and_never_held_past_a_tenth_more(app, client,

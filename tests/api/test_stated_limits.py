@@ -74,64 +74,6 @@ def test_every_limit_constant_is_in_the_limits_table_or_said_why_not():
     assert not set(docs_limits.UNSTATED) & read, "UNSTATED names constants the table states"
 
 
-def _prose_statements():
-    """(page, words) the manual's prose states a limit in, made from the
-    constant: a changed constant fails here until the prose says it too."""
-    from inventory.config import Config
-    from inventory.core import grouping
-    from inventory.store import idempotency as kept_keys
-    from inventory.store import pages
-    from schemas import events
-
-    config, n = Config({}), "{:,}".format
-    durations = [_docs_limits()._duration(seconds) for seconds in caps.WEBHOOK_BACKOFF]
-    rate = {name: n(int(getattr(config, name).split()[0]))
-            for name in ("RATE_LIMIT", "RATE_LIMIT_ANONYMOUS", "RATE_LIMIT_ORGANIZATION")}
-    return [
-        ("guide/api.md", f"`limit` (0 to {common.MAX_LIMIT}; 0 or absent means "
-                         f"{common.DEFAULT_LIMIT})"),
-        ("guide/api.md", f"A page examines at most {n(pages.MAX_EXAMINED)} records"),
-        ("guide/api.md", f"Filters longer than {n(filtering.MAX_LENGTH)} characters, with more "
-                         f"than {filtering.MAX_TERMS} comparisons and NOTs in all, or nested "
-                         f"deeper than {filtering.MAX_DEPTH} levels are refused"),
-        ("guide/errors.md", f"did not arrive within {caps.HEADER_TIMEOUT:g} s"),
-        ("events.md", f"`wait=<seconds>` (1 to {events.MAX_WAIT})"),
-        ("events.md", f"a comment line at least every {caps.STREAM_KEEPALIVE_SECONDS} s"),
-        ("events.md", f"the stream ends after {caps.STREAM_SECONDS} s"),
-        ("events.md", f"A worker serves at most {caps.MAX_STREAMS} streams at once"),
-        ("fleet.md", f"At most {n(grouping.MAX_GROUPS)} groups are answered"),
-        ("integrations.md", f"more than {n(caps.MAX_INTEGRATION_CLUSTERS)} matching clusters"),
-        ("integrations.md", f"More than {n(caps.MAX_INTEGRATION_CLUSTERS)} target groups"),
-        ("integrations.md", f"Any 2xx answer within {caps.WEBHOOK_TIMEOUT:g} s acknowledges"),
-        ("integrations.md", "the event is retried after " + ", ".join(durations[:-1])
-                            + f", then every {durations[-1]}"),
-        ("integrations.md", f"failure is {caps.WEBHOOK_GIVE_UP // 3600} h old"),
-        ("integrations.md", f"at most {config.WEBHOOK_DELIVERIES_PER_WORKER} deliveries at once"),
-        ("integrations.md", f"at most {config.WEBHOOK_DELIVERIES_PER_ORGANIZATION} for one "
-                            "organization"),
-        ("limits.md", f"(default {rate['RATE_LIMIT']} a minute"),
-        ("limits.md", f"`RATE_LIMIT_ANONYMOUS` ({rate['RATE_LIMIT_ANONYMOUS']} a minute"),
-        ("limits.md", f"`RATE_LIMIT_ORGANIZATION` ({rate['RATE_LIMIT_ORGANIZATION']} a minute)"),
-        ("limits.md", f"A filtered page may test up to {n(pages.MAX_EXAMINED)} records"),
-        ("limits.md", f"Idempotency keys are kept {kept_keys.KEEP_FOR.total_seconds() / 3600:g} "
-                      "hours"),
-        ("reliability.md", f"its whole head within {caps.HEADER_TIMEOUT:g} s (else 408)"),
-        ("reliability.md", f"a filtered page examines at most {n(pages.MAX_EXAMINED)} records and "
-                           f"a filter has at most {filtering.MAX_TERMS} comparisons and NOTs"),
-    ]
-
-
-def test_the_prose_states_the_limits_the_code_keeps():
-    """Beside the generated table, the manual's prose gives the limits where
-    they matter; each statement here is made from its constant."""
-    stale = []
-    for page, words in _prose_statements():
-        text = " ".join((ROOT / "docs" / page).read_text().split())
-        if " ".join(words.split()) not in text:
-            stale.append(f"{page}: {words}")
-    assert stale == [], "the prose says another value: " + "; ".join(stale)
-
-
 def test_page_size(client):
     most, default = common.MAX_LIMIT, common.DEFAULT_LIMIT
     for index in range(default + 1):

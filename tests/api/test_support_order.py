@@ -160,7 +160,7 @@ def test_a_refresh_on_a_later_day_rewrites_only_what_changed(inventory, store, m
 
 
 def test_other_lifecycle_data_rewrites_every_clusters_dates(client, inventory, store,
-                                                           monkeypatch):
+                                                           monkeypatch, forget_support_dates):
     monkeypatch.setattr(cluster_store, "REWRITE_SLICE", 2)
     platform = inventory.platform()["name"]
     for name, version in (("a", "1.30.1"), ("b", "1.31.1"), ("c", "1.32.1")):
@@ -174,7 +174,7 @@ def test_other_lifecycle_data_rewrites_every_clusters_dates(client, inventory, s
                                     "3230"}})
     store.db.settings.update_one({"_id": SUPPORT_DATES}, {"$set": {"data": "older data"}},
                                  upsert=True)
-    store.clusters._support_dates_for = None  # as a process started with the new release
+    forget_support_dates()  # as a process started with the new release
     order = {"order_by": "support.all_ends_on", "limit": 10}
     names = [r["name"] for r in client.get("/kubeclusters", query_string=order).get_json()["results"]]
     assert names == ["a", "b", "c"]

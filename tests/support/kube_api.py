@@ -141,7 +141,7 @@ class KubeApi(LoopbackServer):
         self.streams = {}  # path -> (status, content type, an iterable of bytes sent as made)
         self.endless_continue = False  # every page of nodes has another continue token
         self.requests = []
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
         api = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -149,14 +149,14 @@ class KubeApi(LoopbackServer):
 
             def do_GET(self):
                 url = urlsplit(self.path)
-                with api._lock:
+                with api.lock:
                     api.requests.append(Request(url.path, parse_qs(url.query),
                                                 {k.lower(): v for k, v in self.headers.items()}))
                 time.sleep(api.delay)
                 if url.path in api.streams:
                     stream(self, *api.streams[url.path])
                     return
-                status, content_type, body = api._answer(url.path, parse_qs(url.query),
+                status, content_type, body = api.answer(url.path, parse_qs(url.query),
                                                          self.headers.get("Authorization"))
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 send(self, status, {"Content-Type": content_type}, data)
@@ -173,7 +173,7 @@ class KubeApi(LoopbackServer):
         return code, "application/json", {"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                           "message": message, "reason": reason, "code": code}
 
-    def _answer(self, path, query, authorization):
+    def answer(self, path, query, authorization):
         if authorization != f"Bearer {self.token}":
             return self._status(401, "Unauthorized", "Unauthorized")
         for prefix, code in self.refuse.items():

@@ -13,13 +13,13 @@ class Receiver:
         self.black_hole = False  # read the request, never answer
         self.redirect_to = None
         self.on_receive = None  # called with (headers, body) before answering
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                with receiver._lock:
+                with receiver.lock:
                     receiver.received.append(({k.lower(): v for k, v in self.headers.items()},
                                               body))
                     status = receiver.answers.pop(0) if receiver.answers else 204

@@ -85,7 +85,7 @@ def free_port():
     raise RuntimeError(f"no free port in TEST_PORTS={os.environ['TEST_PORTS']}")
 
 
-def _children(pid):
+def children(pid):
     with open(f"/proc/{pid}/task/{pid}/children") as listing:
         return [int(child) for child in listing.read().split()]
 
@@ -140,11 +140,11 @@ class Gunicorn:
         """The process id of its one worker."""
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            workers = _children(self.process.pid)
+            workers = children(self.process.pid)
             if len(workers) == 1:
                 return workers[0]
             time.sleep(0.05)
-        raise RuntimeError(f"workers: {_children(self.process.pid)}")
+        raise RuntimeError(f"workers: {children(self.process.pid)}")
 
     def log_text(self):
         self.log.flush()

@@ -22,7 +22,7 @@ import urllib.parse
 import pytest
 
 from tests.support.ferretdb import FerretDB
-from tests.support.served import ROOT, Gunicorn, _children, free_port
+from tests.support.served import ROOT, Gunicorn, children, free_port
 
 pytestmark = pytest.mark.slow
 
@@ -138,8 +138,8 @@ def test_the_service_starts_without_its_database_and_serves_once_it_answers(data
         "WEB_CONCURRENCY": str(WORKERS)})
     started = time.monotonic()
     try:
-        _wait_for(lambda: len(_children(server.process.pid)) == WORKERS, 30, "workers")
-        workers = sorted(_children(server.process.pid))
+        _wait_for(lambda: len(children(server.process.pid)) == WORKERS, 30, "workers")
+        workers = sorted(children(server.process.pid))
         bound = TIMEOUT_MS / 1000 + SLACK_SECONDS
 
         assert server.request("GET", "/healthz").status == 200
@@ -166,7 +166,7 @@ def test_the_service_starts_without_its_database_and_serves_once_it_answers(data
 
         time.sleep(max(0.0, DOWN_SECONDS - (time.monotonic() - started)))
         assert server.process.poll() is None
-        assert sorted(_children(server.process.pid)) == workers
+        assert sorted(children(server.process.pid)) == workers
         # one line per process for the whole outage, whatever the tries; no traceback
         records = _records(server.log_text())
         assert _said(server, OUTAGE_LINE) == WORKERS, server.log_text()
@@ -180,7 +180,7 @@ def test_the_service_starts_without_its_database_and_serves_once_it_answers(data
         _wait_for(lambda: _ready(server), RECOVERY_SECONDS, "not ready within seconds")
         recovered = time.monotonic() - answering
         _serves_normally(server)
-        assert sorted(_children(server.process.pid)) == workers  # no worker restarted
+        assert sorted(children(server.process.pid)) == workers  # no worker restarted
         _wait_for(lambda: _said(server, BACK_LINE) == WORKERS, RECOVERY_SECONDS,
                   "a worker did not say the database answers again")
         print(f"ready {recovered:.1f} s after the database answered")  # -s shows it
@@ -195,7 +195,7 @@ def test_the_service_starts_without_its_database_and_serves_once_it_answers(data
         database.start()
         _wait_for(lambda: _ready(server), RECOVERY_SECONDS, "not ready again within seconds")
         _serves_normally(server)
-        assert sorted(_children(server.process.pid)) == workers
+        assert sorted(children(server.process.pid)) == workers
         assert not [record for record in _records(server.log_text()) if "exception" in record]
     finally:
         server.stop(quick=True)

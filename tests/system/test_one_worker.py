@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.support.served import Gunicorn, _children
+from tests.support.served import Gunicorn, children
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +34,7 @@ def _reads_all(server, org, title):
 
 
 def _one_worker(server):
-    return len(_children(server.process.pid)) == 1
+    return len(children(server.process.pid)) == 1
 
 
 @pytest.fixture(params=["data directory", "memory only"])
@@ -57,7 +57,7 @@ def test_ttin_adds_no_worker_to_the_embedded_store(served):
     # lock, to have failed and stopped the service: LOCK_WAIT is 10 s)
     deadline = time.monotonic() + 12
     while time.monotonic() < deadline:
-        assert _children(served.process.pid) == [worker]
+        assert children(served.process.pid) == [worker]
         assert served.request("GET", "/healthz").status == 200
         time.sleep(0.5)
     _reads_all(served, org, "Acme")
@@ -67,7 +67,7 @@ def test_ttin_adds_no_worker_to_the_embedded_store(served):
     # a worker that dies is still replaced (with a data directory, by one
     # that finds the data again)
     os.kill(worker, signal.SIGKILL)
-    _wait_for(lambda: _children(served.process.pid) not in ([], [worker]), 30, "not replaced")
+    _wait_for(lambda: children(served.process.pid) not in ([], [worker]), 30, "not replaced")
     served.wait_ready("/healthz", 60)
     replaced = served.worker()
     assert replaced != worker and _one_worker(served)
@@ -76,7 +76,7 @@ def test_ttin_adds_no_worker_to_the_embedded_store(served):
 
     # a reload (SIGHUP) replaces the worker, and still one serves
     os.kill(served.process.pid, signal.SIGHUP)
-    _wait_for(lambda: _children(served.process.pid) not in ([], [replaced]) and
+    _wait_for(lambda: children(served.process.pid) not in ([], [replaced]) and
               _one_worker(served), 60, "the reload did not replace the worker")
     served.wait_ready("/healthz", 60)
     if served.journaled:

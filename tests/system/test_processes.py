@@ -23,7 +23,7 @@ import pytest
 from tests.conftest import ADMIN_TOKEN, REAL_MONGO, make_config
 from tests.support.races import Anomalies, run_together
 from tests.support.receiver import Receiver
-from tests.support.served import _children
+from tests.support.served import children
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not REAL_MONGO, reason="several processes need a shared "
@@ -266,7 +266,7 @@ def test_a_worker_killed_mid_delivery_loses_and_reorders_nothing(served, store):
         assert wait_for(lambda: len(receiver.received) >= 3, 30)
         victim = _leaseholder(store)
         assert victim in [pid for server in served.servers
-                          for pid in _children(server.process.pid)]
+                          for pid in children(server.process.pid)]
         os.kill(victim, signal.SIGKILL)  # its gunicorn starts another
         for index in range(20, 30):  # and writers go on meanwhile
             served("POST", "/organizations", {"title": f"o{index}"})

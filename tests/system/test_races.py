@@ -379,7 +379,7 @@ def stale_order_keys(store):
 @pytest.mark.parametrize("sliced", [False, pytest.param(True, marks=pytest.mark.skipif(
     REAL_MONGO, reason="the embedded store's walks"))], ids=["whole", "sliced"])
 def test_a_walk_in_any_order_sees_every_steady_record_once_while_others_write(
-        served, store, order_by, sliced, monkeypatch):
+        served, store, order_by, sliced, request):
     """Steady clusters (there throughout, their sort values unchanged) come
     exactly once, in order, however others create, change, scan and delete
     clusters meanwhile; and every write leaves its order keys right.
@@ -396,10 +396,7 @@ def test_a_walk_in_any_order_sees_every_steady_record_once_while_others_write(
     ordering, backwards = CLUSTERS.resolve(order_by)
     assert (ordering.reversed() if backwards else ordering) == parse(order_by)
     if sliced:
-        from inventory.embedded import lock
-        monkeypatch.setattr(lock, "SLICE_SECONDS", -1.0)
-        monkeypatch.setattr(lock, "CLOCK_EVERY", 1)
-        monkeypatch.setattr(lock, "LONG_WALK_ENTRIES", 2)
+        request.getfixturevalue("sliced_long_walks")
     platform = served("POST", "/kubeplatforms", {"name": "p", "organization": org(served),
                                                  **PLATFORM}).body["name"]
     versions = ["1.9", "1.29", "v1.31.2-eks-1", "1.30", "1.31"]

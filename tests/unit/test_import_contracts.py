@@ -3,7 +3,7 @@
 contracts keep covering the tree: a new folder or loose module of
 `inventory` must be given its layer, and a resource folder keeps the same
 file names, so that the wildcard contracts on `inventory.resources.*`
-cover it. And tests/unit mirrors inventory folder for folder."""
+cover it. (tests/unit's mirror of the code: tests/unit/test_layout.py.)"""
 import pathlib
 import tomllib
 
@@ -33,39 +33,6 @@ def test_every_folder_and_loose_module_of_inventory_has_a_layer():
     # resources are layered file by file, by the wildcard contracts
     assert modules - _layered() - {"inventory.resources"} == set(), \
         "give these modules a layer in pyproject.toml"
-
-
-def test_every_folder_of_the_unit_tests_is_a_folder_of_inventory():
-    """tests/unit/<folder>/ holds the tests of inventory/<folder>/ (the top:
-    of app.py, the loose modules and the whole house)."""
-    unit = ROOT / "tests" / "unit"
-    folders = {path.parent.relative_to(unit) for path in unit.rglob("test_*.py")}
-    folders |= {path.relative_to(unit) for path in unit.rglob("*")
-                if path.is_dir() and path.name != "__pycache__"}
-    assert pathlib.Path("store") in folders  # the walk finds them
-    assert {str(folder) for folder in folders
-            if not (INVENTORY / folder).is_dir()} == set(), \
-        "tests/unit/<folder> must be named as the folder of inventory/ whose modules it tests"
-
-
-def test_the_layout_names_every_module_of_each_folder():
-    """docs/development/layout.md's row of each folder of inventory/ names
-    its modules (the `*_internals` together), so that the map stays true."""
-    rows = {line.split("|")[1].strip().strip("`").rstrip("/"): line
-            for line in (ROOT / "docs" / "development" / "layout.md").read_text().splitlines()
-            if line.startswith("| `inventory/")}
-    missing = []
-    for folder in INVENTORY.iterdir():
-        if not (folder / "__init__.py").exists() or folder.name == "resources":
-            continue
-        row = rows[f"inventory/{folder.name}"]
-        for module in folder.glob("*.py"):
-            name = module.stem
-            if name == "__init__" or (name.endswith("_internals") and "`*_internals`" in row):
-                continue
-            if f"`{name}`" not in row and f"`{module.name}`" not in row:
-                missing.append(f"{folder.name}/{module.name}")
-    assert missing == [], "name these in docs/development/layout.md"
 
 
 def test_at_most_eight_modules_lie_loose_under_inventory():

@@ -14,11 +14,11 @@ from inventory.core.versions import version_parts
 from inventory.store import event_documents as events
 
 
-def test_the_demos_events_are_by_whoever_made_its_records(store):
+def test_the_demos_events_are_by_whoever_made_its_records(store, current_actor):
     def load_as_someone():
         events.acting_as("someone")
         assert load_demo(store) is True
-        return events._actor.get()
+        return current_actor()
     # its own context: the caller's actor is left as it was
     assert contextvars.copy_context().run(load_as_someone) == "someone"
     feed = list(store.events.collection.find({"type": {"$exists": True}}))

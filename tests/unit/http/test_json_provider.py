@@ -1,6 +1,18 @@
-"""The JSON provider: answers written by orjson, a field's stored JSON text
-embedded byte for byte, and the standard library past orjson."""
+"""The JSON provider (inventory/http/json_provider.py): answers written by
+orjson, compact; a field's stored JSON text embedded byte for byte; the
+standard library past orjson (integers over 64 bits)."""
+import json
+
+from flask import Flask
+
+from inventory.http.json_provider import OrjsonProvider
 from inventory.store.stored_json import StoredJSON
+
+
+def _provider():
+    app = Flask(__name__)
+    app.json = OrjsonProvider(app)
+    return app, app.json
 
 
 def test_an_answer_embeds_stored_text_as_it_is(app):
@@ -14,3 +26,17 @@ def test_an_answer_embeds_stored_text_as_it_is(app):
         # past orjson (an integer over 64 bits): the standard library, parsed
         assert app.json.loads(app.json.dumps({"big": 2**70, "checks": StoredJSON(odd)})) == {
             "big": 2**70, "checks": [{"id": "x", "n": 1.5}]}
+
+
+def test_an_integer_past_64_bits_is_written_as_json_would():
+    _, provider = _provider()
+    big = 2 ** 70
+    assert json.loads(provider.dumps({"value": big})) == {"value": big}
+
+
+def test_a_response_is_compact_with_a_newline_and_loads_back():
+    app, provider = _provider()
+    with app.app_context():
+        response = provider.response({"a": [1, 2]})
+    assert response.get_data() == b'{"a":[1,2]}\n' and response.mimetype == "application/json"
+    assert provider.loads(b'{"a": [1, 2]}') == {"a": [1, 2]}

@@ -4,12 +4,10 @@ client sent."""
 import socket
 import time
 
-from inventory.server.worker import _Connection
 
-
-def test_a_client_is_gone_once_it_closes_and_not_before():
+def test_a_client_is_gone_once_it_closes_and_not_before(stream_connection):
     server_side, client_side = socket.socketpair()
-    connection = _Connection(server_side, keepalive=2)
+    connection = stream_connection(server_side, keepalive=2)
     try:
         began = time.monotonic()
         assert connection.client_gone() is False  # nothing to read: no wait for it
@@ -23,9 +21,9 @@ def test_a_client_is_gone_once_it_closes_and_not_before():
         server_side.close()
 
 
-def test_a_broken_connection_is_gone():
+def test_a_broken_connection_is_gone(stream_connection):
     server_side, client_side = socket.socketpair()
-    connection = _Connection(server_side, keepalive=2)
+    connection = stream_connection(server_side, keepalive=2)
     server_side.close()  # any error of the socket: nobody to answer
     try:
         assert connection.client_gone() is True

@@ -90,13 +90,6 @@ def inventory():
 
 
 @pytest.fixture
-def pauses(monkeypatch):
-    waited = []
-    monkeypatch.setattr(posting, "_pause", waited.append)
-    return waited
-
-
-@pytest.fixture
 def env(tmp_path, kube, inventory):
     return {"HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig(tmp_path / "kubeconfig", kube.url)),
             "INVENTORY_URL": inventory.url, "INVENTORY_TOKEN": "inv_agent-token",

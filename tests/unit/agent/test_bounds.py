@@ -23,7 +23,7 @@ import pytest
 from inventory.agent import NAME, bounds
 from tests.support.kube_api import TOKEN, KubeApi, daemonset, kubeconfig, node, static_pod
 from tests.support.served import ROOT, free_port
-from tests.unit.agent.test_agent_run import CLUSTER, INVENTORY, Inventory, failed
+from tests.unit.agent.test_cli import CLUSTER, INVENTORY, Inventory, failed
 
 
 @pytest.fixture
@@ -347,10 +347,7 @@ def test_an_inventory_answer_without_end_is_read_no_further_than_its_cap(env, in
     failed(agent(env), INVENTORY, "answered 201 with a body that is not a JSON object")
 
 
-def test_an_inventory_answer_that_drips_is_tried_again_then_exit_4(env, inventory, monkeypatch):
-    from inventory.agent import posting
-
-    monkeypatch.setattr(posting, "_pause", lambda seconds: None)
+def test_an_inventory_answer_that_drips_is_tried_again_then_exit_4(env, inventory, pauses):
 
     def drip():
         for byte in b'{"id": "k8scs_x"}' * 10:

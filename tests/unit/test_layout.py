@@ -1,0 +1,148 @@
+"""tests/unit mirrors the code module by module (issue 46): each module of
+inventory/ and schemas/ with logic of its own has its test file, where a
+newcomer looks for it.
+
+    inventory/PKG/MOD.py       -> tests/unit/PKG/test_MOD.py
+    inventory/PKG/__init__.py  -> tests/unit/PKG/test_init.py
+    inventory/MOD.py           -> tests/unit/test_MOD.py
+    schemas/MOD.py             -> tests/unit/schemas/test_MOD.py
+
+An aspect of a module may have a file of its own beside the mirror
+(`test_MOD_ASPECT.py`); the mirror is still there.
+
+A module has logic of its own when one of its functions or methods has a
+body beyond a declaration (a docstring, `pass`, `...`, `raise
+NotImplementedError`): a module of constants, of marshmallow fields, of a
+spec's declaration, has none, and is tested where it is read."""
+import ast
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+UNIT = ROOT / "tests" / "unit"
+
+# Modules with logic that have no mirror, each with the reason. Keep it short.
+EXEMPT = {
+    "inventory/http/marshmallow_internals.py":
+        "a library's private parts, pinned: tests/unit/test_private_internals.py checks every "
+        "*_internals module together",
+    "inventory/server/gunicorn_internals.py":
+        "a library's private parts, pinned: tests/unit/test_private_internals.py checks every "
+        "*_internals module together",
+}
+# Modules (or folders) being split or moved this round (issue 46) by other
+# helpers, who add their mirrors: to go after the merge.
+SPLITTING = {
+    "inventory/embedded/": "being split this round (issue 46): their helpers add mirrors",
+    "inventory/store/": "being split this round (issue 46): their helpers add mirrors",
+    "inventory/http/generic.py": "being split this round (issue 46) into the resources' views",
+    **{f"inventory/resources/{name}/views.py": "being rewritten this round (issue 46) with "
+       "inventory/http/generic.py" for name in ("clusters", "events", "rollouts", "tokens",
+                                                 "webhooks")},
+}
+
+# Modules with logic whose mirror is not written yet: tested through HTTP
+# (tests/api) or served (tests/system) only, so far. An honest "not yet",
+# not an exemption: the list may only shrink (a mirror written fails the
+# test below until its entry goes).
+NOT_YET = {
+    "inventory/agent/cluster.py", "inventory/agent/posting.py",
+    "inventory/cli/refresh_lifecycle.py", "inventory/clusterprofiles/hub.py",
+    "inventory/http/api.py", "inventory/http/auth.py", "inventory/http/blueprint.py",
+    "inventory/http/conditional.py", "inventory/http/csv_export.py", "inventory/http/errors.py",
+    "inventory/http/gate.py", "inventory/http/meta.py", "inventory/http/observability.py",
+    "inventory/http/openapi.py", "inventory/http/rate_limits.py", "inventory/http/request_body.py",
+    "inventory/http/request_checks.py", "inventory/integrations/argocd.py",
+    "inventory/integrations/clusters.py", "inventory/integrations/rollouts.py",
+    "inventory/integrations/webhooks.py", "inventory/resources/clusters/store.py",
+    "inventory/resources/clusters/support.py", "inventory/resources/organizations/store.py",
+    "inventory/resources/platforms/store.py", "inventory/resources/rollouts/store.py",
+    "inventory/resources/scans/store.py", "inventory/resources/tokens/store.py",
+    "inventory/resources/webhooks/store.py", "inventory/ui/__init__.py",
+    "inventory/ui/declared.py", "inventory/ui/lists.py", "inventory/ui/rollouts.py",
+    "inventory/ui/views.py", "schemas/clusters.py", "schemas/common.py", "schemas/events.py",
+    "schemas/rollouts.py", "schemas/scans.py",
+}
+
+
+def _declaration_only(body):
+    for statement in body:
+        if isinstance(statement, ast.Pass) or (
+                isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
+            continue  # a docstring, `...`
+        if isinstance(statement, ast.Raise) and "NotImplementedError" in ast.unparse(statement):
+            continue
+        return False
+    return True
+
+
+def has_logic(path):
+    """Whether a function or method of the module at `path` does something."""
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and not _declaration_only(node.body)
+               for node in ast.walk(ast.parse(path.read_text())))
+
+
+def mirror(path):
+    """The mirror test file of the module at `path` (relative to ROOT)."""
+    parts = path.parts[1:] if path.parts[0] == "inventory" else path.parts
+    folder = UNIT.joinpath(*parts[:-1])
+    stem = "init" if path.stem == "__init__" else path.stem
+    return folder / f"test_{stem}.py"
+
+
+def modules_with_logic():
+    paths = [*(ROOT / "inventory").rglob("*.py"), *(ROOT / "schemas").rglob("*.py")]
+    return sorted(str(path.relative_to(ROOT)) for path in paths
+                  if "__pycache__" not in path.parts and has_logic(path))
+
+
+def test_the_logic_test_tells_logic_from_declarations(tmp_path):
+    declared = tmp_path / "declared.py"
+    declared.write_text('"""Doc."""\nLIMIT = 3\n\n\nclass Shape:\n    name = "x"\n\n'
+                        '    def later(self):\n        """Doc."""\n        ...\n')
+    acting = tmp_path / "acting.py"
+    acting.write_text("def double(x):\n    return 2 * x\n")
+    assert not has_logic(declared) and has_logic(acting)
+    assert "inventory/core/ids.py" in modules_with_logic()  # the walk finds them
+    assert "inventory/core/caps.py" not in modules_with_logic()
+
+
+def test_the_mirror_of_a_module():
+    assert mirror(pathlib.Path("inventory/core/ids.py")) == UNIT / "core" / "test_ids.py"
+    assert mirror(pathlib.Path("inventory/resources/clusters/store.py")) == \
+        UNIT / "resources" / "clusters" / "test_store.py"
+    assert mirror(pathlib.Path("inventory/ui/__init__.py")) == UNIT / "ui" / "test_init.py"
+    assert mirror(pathlib.Path("inventory/config.py")) == UNIT / "test_config.py"
+    assert mirror(pathlib.Path("schemas/fields.py")) == UNIT / "schemas" / "test_fields.py"
+
+
+def test_every_module_with_logic_has_its_mirror_test_file():
+    missing = [f"{module} -> {mirror(pathlib.Path(module)).relative_to(ROOT)}"
+               for module in modules_with_logic()
+               if module not in EXEMPT and module not in NOT_YET
+               and not module.startswith(tuple(SPLITTING))
+               and not mirror(pathlib.Path(module)).exists()]
+    assert missing == [], "write these modules' tests (issue 46):\n" + "\n".join(missing)
+
+
+def test_the_lists_name_only_modules_with_logic_and_no_mirror():
+    """An entry whose module went, lost its logic or got its mirror goes."""
+    logic = set(modules_with_logic())
+    stale = sorted(module for module in [*EXEMPT, *NOT_YET]
+                   if module not in logic or mirror(pathlib.Path(module)).exists())
+    assert stale == [], "remove these from EXEMPT or NOT_YET"
+    assert not set(EXEMPT) & NOT_YET
+    assert all(reason.strip() for reason in [*EXEMPT.values(), *SPLITTING.values()])
+
+
+def test_every_folder_of_the_unit_tests_is_a_folder_of_the_code():
+    """tests/unit/<folder>/ holds the tests of inventory/<folder>/ or of
+    schemas/ (the top: of app.py, the loose modules and the whole house)."""
+    folders = {path.parent.relative_to(UNIT) for path in UNIT.rglob("test_*.py")}
+    folders |= {path.relative_to(UNIT) for path in UNIT.rglob("*")
+                if path.is_dir() and path.name != "__pycache__"}
+    assert pathlib.Path("core") in folders  # the walk finds them
+    assert {str(folder) for folder in folders if folder != pathlib.Path(".")
+            and not (ROOT / "inventory" / folder).is_dir()
+            and folder.parts[0] != "schemas"} == set(), \
+        "tests/unit/<folder> must be named as the folder of inventory/ whose modules it tests"
