@@ -2,15 +2,12 @@
 it: a database as a new process opens one (`open_database`, `reopened`),
 the app over a directory, gunicorn as the Procfile runs it, and the two
 fixtures that reach what no public API shows (`contents`, `store_lock`)."""
-import copy
 import os
 
 import mongomock_ng
-import pytest
 
 from app import create_app
 from inventory.config import Config
-from inventory.embedded import mongomock_internals
 from inventory.embedded.database import LockedDatabase
 from inventory.embedded.journal import Journal
 from tests.conftest import ADMIN_TOKEN
@@ -58,32 +55,6 @@ def journaled_gunicorn(directory):
     """gunicorn as the Procfile runs it, its store journaled in `directory`."""
     return Gunicorn(ADMIN_TOKEN, env={"INVENTORY_DATA_DIR": str(directory)},
                     log=directory.parent / "gunicorn-{port}.log", ready="/readyz")
-
-
-@pytest.fixture
-def contents():
-    """Every collection of a database: its documents in stored order, and its
-    indexes. It reaches the LockedDatabase's mongomock database and each
-    collection's store (private to both): a replay must give back the
-    documents as stored, their order and the index definitions, which no
-    public API shows whole."""
-    def of(database):
-        raw = database._database
-        stores = {name: mongomock_internals.collection_store(raw[name])
-                  for name in sorted(raw.list_collection_names())}
-        return copy.deepcopy({name: (list(mongomock_internals.documents(store).items()),
-                                     store.indexes)
-                              for name, store in stores.items()})
-    return of
-
-
-@pytest.fixture
-def store_lock():
-    """The embedded store's lock (private to inventory.embedded.database):
-    the guard's round takes it, as `embedded_database` hands it to the
-    guard; a test runs that round itself rather than wait for the timer."""
-    from inventory.embedded.database import _LOCK
-    return _LOCK
 
 
 def write_clusters(server, names, platform="p"):

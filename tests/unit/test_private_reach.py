@@ -10,13 +10,17 @@ import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
-# Test files other helpers rewrite this round (issue 46): they bring them
-# under the rule. To go after the merge.
+# Files whose reaches are not behind fixtures yet: the round's splits
+# (issue 46) moved them, and their fixtures are still to write. An honest
+# "not yet": the list may only shrink.
 SPLITTING = {
-    "tests/unit/embedded/": "inventory/embedded's split: its helpers rewrite these tests",
-    "tests/unit/store/": "inventory/store's split: its helpers rewrite these tests",
-    "tests/unit/http/test_dumping.py": "http/dumping's helper rewrites it this round",
-    "tests/unit/http/test_loading.py": "http/loading's helper rewrites it this round",
+    "tests/unit/embedded/test_counting.py": "counts a collection's passes (_document_slices)",
+    "tests/unit/embedded/test_database.py": "the database's probe (_probe)",
+    "tests/unit/embedded/test_reads_long_walks.py": "a collection's documents (_documents)",
+    "tests/unit/embedded/test_untracked.py": "mongomock's stored documents",
+    "tests/unit/embedded/test_writes.py": "mongomock's scans, refused (_iter_documents)",
+    "tests/unit/http/test_dumping.py": "flask-smorest's view docs (_apidoc)",
+    "tests/unit/store/test_rate_counters.py": "the counter's windows (_counted, _windows)",
 }
 # Files where no fixture can run, with the reason.
 NO_FIXTURE = {

@@ -1,13 +1,15 @@
 """Fixtures of the embedded store's collections, and of its lock's turns
 and slices (inventory/embedded/lock.py)."""
+import copy
 import random
 import threading
 
 import mongomock_ng
 import pytest
 
-from inventory.embedded import lock
+from inventory.embedded import lock, mongomock_internals
 from inventory.embedded.collection import LockedCollection
+from inventory.embedded.key_index import holders
 from tests.support.mongomock_pairs import DOCS, N
 
 
@@ -39,8 +41,8 @@ def things(raw_things):
 def a_turn_of_its_own():
     """A fresh turn: how long earlier tests held the lock (this thread's
     turn, kept by the lock) is not this test's own. It clears the lock's
-    private per-thread record (`StoreLock._held`): the lock offers no way
-    to forget a turn, as nothing but a test should."""
+    per-thread record (`StoreLock._held`).
+    Private: the lock offers no way to forget a turn, as nothing but a test should."""
     lock.LOCK._held.__dict__.clear()
 
 
@@ -72,3 +74,44 @@ def between_slices(monkeypatch):
         monkeypatch.setattr(lock, "yield_to_others", let_others_run)
         return calls
     return install
+
+
+@pytest.fixture
+def contents():
+    """Every collection of a database: its documents in stored order, and its
+    indexes. It reaches the LockedDatabase's mongomock database and each
+    collection's store. Private: a replay must give back the documents as
+    stored, their order and the index definitions, which no public API
+    shows whole."""
+    def of(database):
+        raw = database._database
+        stores = {name: mongomock_internals.collection_store(raw[name])
+                  for name in sorted(raw.list_collection_names())}
+        return copy.deepcopy({name: (list(mongomock_internals.documents(store).items()),
+                                     store.indexes)
+                              for name, store in stores.items()})
+    return of
+
+
+@pytest.fixture
+def store_lock():
+    """The embedded store's lock, as `embedded_database` hands it to the
+    journal's guard: a test runs the guard's round itself rather than wait
+    for the timer."""
+    from inventory.embedded.lock import LOCK
+    return LOCK
+
+
+@pytest.fixture
+def caches():
+    """`read(collection)`: what a warm made of the collection's caches (its
+    key order, lookups and expiry heap).
+    Private: a warm's only effect on reads is their speed, so a test of the
+    warm reads the caches themselves."""
+    def read(collection):
+        lookups = {field: {value: sorted(holders(lookup, value))
+                           for value in lookup}
+                   for field, lookup in collection._by_field.items() if lookup is not None}
+        expiring = sorted(collection._expiring) if collection._expiring is not None else None
+        return {"keys": collection._keys, "lookups": lookups, "expiring": expiring}
+    return read

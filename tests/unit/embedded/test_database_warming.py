@@ -8,23 +8,9 @@ import pytest
 
 from inventory.embedded import lock
 from inventory.embedded.database import embedded_database
-from inventory.embedded.key_index import holders
 
 pytestmark = pytest.mark.skipif(os.environ.get("MONGODB_URI") is not None,
                                 reason="the embedded store's")
-
-
-@pytest.fixture
-def caches():
-    """What a warm makes is private to each collection: its only effect on
-    reads is their speed, so a test of the warm reads the caches themselves."""
-    def read(collection):
-        lookups = {field: {value: sorted(holders(lookup, value))
-                           for value in lookup}
-                   for field, lookup in collection._by_field.items() if lookup is not None}
-        expiring = sorted(collection._expiring) if collection._expiring is not None else None
-        return {"keys": collection._keys, "lookups": lookups, "expiring": expiring}
-    return read
 
 
 def estate(directory):
