@@ -16,16 +16,13 @@ def test_every_folder_is_found_with_parents_before_children():
             assert names.index(spec.parent) < names.index(spec.name), spec.name
 
 
-def test_children_refuse_their_parents_unforced_delete_unless_declared_not_to():
+def test_which_children_refuse_their_parents_unforced_delete_is_declared():
+    """Declared on the child (a parent's DELETE takes `force` where one
+    refuses: tests/unit/http/test_operations.py holds the views to it)."""
     by_name = {spec.name: spec for spec in resources.SPECS}
-    for spec in resources.SPECS:
-        refusing = [child.name for child in resources.SPECS
-                    if child.parent == spec.name and child.refuses_parent_delete]
-        assert resources.children_refuse(spec) is bool(refusing), spec.name
-    assert resources.children_refuse(by_name["platforms"])  # its clusters refuse
+    assert by_name["clusters"].refuses_parent_delete  # a platform's clusters refuse
     assert not by_name["scans"].refuses_parent_delete  # deleted with their cluster
-    assert not resources.children_refuse(by_name["clusters"])
-    assert not resources.children_refuse(by_name["events"])  # no children
+    assert not [spec.name for spec in resources.SPECS if spec.parent == "events"]  # no children
 
 
 def test_every_event_type_and_store_and_blueprint_is_derived():
