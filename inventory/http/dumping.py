@@ -1,11 +1,9 @@
 """Answers dumped by plans derived once from the marshmallow schemas.
 
 The design, and why: docs/design/dumping.md"""
-from functools import partial
-
 from marshmallow import Schema, fields, missing
 
-from inventory.http.marshmallow_internals import has_dump_hooks, keeps
+from inventory.http.marshmallow_internals import has_dump_hooks, keeps, method_of
 from schemas.fields import DumpedAsIs
 
 
@@ -92,8 +90,8 @@ def _plan(schema):
     for name, field in schema.dump_fields.items():
         key = field.data_key if field.data_key is not None else name
         if isinstance(field, fields.Method) and keeps(field, fields.Method, "_serialize"):
-            # marshmallow's own call of the field (its method, or nothing)
-            steps.append((None, key, None, missing, partial(field.serialize, name)))
+            # the schema method marshmallow would call (none: no value)
+            steps.append((None, key, None, missing, method_of(field)))
             continue
         attribute = field.attribute if field.attribute is not None else name
         if "." in attribute or hasattr(dict, attribute):
@@ -126,7 +124,9 @@ def _generated(steps, attributes, marshmallow_dump):
              "    get = obj.get",
              "    out = {}"]
     for number, (attribute, key, convert, default, method) in enumerate(steps):
-        if attribute is None:  # a Method field (`missing`: no value)
+        if attribute is None:  # a Method field: no method means no value
+            if method is None:
+                continue
             names[f"method_{number}"] = method
             lines.append(f"    value = method_{number}(obj)")
         else:

@@ -1,6 +1,7 @@
 """Every use the compiled dump plans (inventory.http.dumping) make of
 marshmallow's private internals, in one place: whether a schema has dump
-hooks (`Schema._hooks`), and whether a field keeps a base class's
+hooks (`Schema._hooks`), the schema method a `Method` field calls
+(`Method._serialize_method`), and whether a field keeps a base class's
 protected implementation (`_serialize`, `_format_num`), which is what
 decides that a plan reproduces it.
 
@@ -22,6 +23,13 @@ def has_dump_hooks(schema):
     return bool(schema._hooks[PRE_DUMP] or schema._hooks[POST_DUMP])
 
 
+def method_of(field):
+    """The bound schema method a (bound) `Method` field calls, or None:
+    called directly, a list page's `$schema` costs 3-4 us less a record
+    than through `field.serialize` (docs/decisions.md)."""
+    return field._serialize_method
+
+
 def keeps(field, cls, method):
     """Whether `field` uses `cls`'s own implementation of `method`."""
     return getattr(type(field), method) is getattr(cls, method)
@@ -36,6 +44,11 @@ def check():
         "touches them) and its WRITTEN_FOR, run tests/unit/http/test_dumping.py, then rerun bench/run.py")
 
     class Hooked(Schema):
+        value = fields.Method("shown")
+
+        def shown(self, obj):
+            return obj
+
         @pre_dump
         def before(self, data, **_kwargs):
             return data
@@ -47,5 +60,8 @@ def check():
     hooked, plain = Hooked(), Schema()
     assert has_dump_hooks(hooked) and not has_dump_hooks(plain), \
         f"Schema._hooks no longer lists pre_dump/post_dump hooks by {PRE_DUMP!r}. {advice}."
+    method = method_of(hooked.dump_fields["value"])
+    assert callable(method) and method("x") == "x", \
+        f"Method._serialize_method is no longer the bound schema method. {advice}."
     for cls, name in ((fields.Field, "_serialize"), (fields.Number, "_format_num")):
         assert callable(getattr(cls, name, None)), f"{cls.__name__}.{name} is gone. {advice}."
