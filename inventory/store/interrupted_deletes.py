@@ -5,11 +5,9 @@ first, once they stay marked from one look to the next.
 
 `InterruptedDeletes` is this part of the `Store` (inventory.store)."""
 import logging
-import threading
-import time
 
 from inventory.core.errors import HasChildren
-from inventory.store.outages import background
+from inventory.store.outages import every
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +46,9 @@ class InterruptedDeletes:
         embedded store's at once (what is marked at start, an earlier process
         left); then every DELETES_SWEEP_SECONDS those still marked since the
         last look (a delete under way is left to its request)."""
-        def run():
-            seen = None if not self.events.shared else set()
-            while True:
-                with background("Finishing interrupted deletes"):
-                    seen = self.finish_interrupted_deletes(seen)
-                time.sleep(DELETES_SWEEP_SECONDS)
-        threading.Thread(target=run, name="delete-finisher", daemon=True).start()
+        seen = None if not self.events.shared else set()
+
+        def finish():
+            nonlocal seen
+            seen = self.finish_interrupted_deletes(seen)
+        every(DELETES_SWEEP_SECONDS, "Finishing interrupted deletes", "delete-finisher", finish)

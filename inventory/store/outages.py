@@ -45,6 +45,17 @@ def _summary(error):
     return str(error).split(", Timeout:")[0][:300]
 
 
+def every(seconds, work, thread, step):
+    """In a daemon thread named `thread`, for the process's life: `step()`
+    now and every `seconds` after, each pass one `background(work)`."""
+    def run():
+        while True:
+            with background(work):
+                step()
+            time.sleep(seconds)
+    threading.Thread(target=run, name=thread, daemon=True).start()
+
+
 @contextlib.contextmanager
 def background(work):
     """One pass of background `work` (its name, for the log): an away store

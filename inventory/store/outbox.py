@@ -5,11 +5,9 @@ pending; the sweeper publishes what is older than STALE_SECONDS.
 
 `Outboxes` is this part of the feed (inventory.store.events.EventStore).
 The design, and why: docs/design/events.md"""
-import threading
-import time
 from datetime import datetime, timedelta
 
-from inventory.store.outages import background
+from inventory.store.outages import every
 from inventory.store.records import stored_now
 
 OUTBOX = "_outbox"  # a record's events not yet in the feed, oldest first
@@ -110,9 +108,5 @@ class Outboxes:
 
     def start_sweeping(self):
         """Sweep now and every SWEEP_SECONDS, in this process, for its life."""
-        def run():
-            while True:
-                with background("Publishing the events writers left pending"):
-                    self.sweep()
-                time.sleep(SWEEP_SECONDS)
-        threading.Thread(target=run, name="event-sweeper", daemon=True).start()
+        every(SWEEP_SECONDS, "Publishing the events writers left pending", "event-sweeper",
+              self.sweep)

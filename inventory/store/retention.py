@@ -6,14 +6,12 @@ TTL index on its date field, or, where the database refuses TTL indexes
 `Retention` is this part of the `Store` (inventory.store); the indexes
 themselves are made by inventory.store.indexes."""
 import logging
-import threading
-import time
 from datetime import timedelta
 
 from pymongo import ASCENDING
 
 from inventory.store.idempotency import KEEP_FOR
-from inventory.store.outages import background
+from inventory.store.outages import every
 from inventory.store.records import stored_now
 from inventory.store.sessions import IDLE
 
@@ -81,9 +79,5 @@ class Retention:
         indexes the database refused would expire, now and every
         RETENTION_SWEEP_SECONDS (nothing where none were). Not a read at
         start: a start while the database is away must not fail."""
-        def run():
-            while True:
-                with background("Sweeping expired records"):
-                    self.sweep_expired()
-                time.sleep(RETENTION_SWEEP_SECONDS)
-        threading.Thread(target=run, name="retention-sweeper", daemon=True).start()
+        every(RETENTION_SWEEP_SECONDS, "Sweeping expired records", "retention-sweeper",
+              self.sweep_expired)
