@@ -134,17 +134,39 @@ class Counting:
                         continue
                     kept = matched if matches_too is _everything else \
                         list(filter(matches_too, matched))
-                    columns = []
-                    for _, (first, *rest) in paths:
-                        values = [document.get(first, _ABSENT) for document in kept]
-                        for part in rest:  # a dotted path: through objects only
-                            values = [value.get(part, _ABSENT) if isinstance(value, dict) else
-                                      [] if isinstance(value, list) else _ABSENT
-                                      for value in values]
-                        columns.append([_Array(value) if value.__class__ is list else value
-                                        for value in values])
-                    try:
-                        counts.update(zip(*columns))
-                    except TypeError:
+                    rows = _rows(kept, paths)
+                    if rows is None:
                         found[index] = None
+                    else:
+                        counts.update(rows)
         return found
+
+
+def _rows(documents, paths):
+    """A Counter of `documents` by their values of `paths`, or None when a
+    value is an object or an array of them. Arrays are rare: the values are
+    counted as read, and wrapped (_Array) only when that fails on one."""
+    columns = [_column(documents, first, rest) for _, (first, *rest) in paths]
+    try:
+        return collections.Counter(zip(*columns))  # a slice's own: nothing half-counted
+    except TypeError:
+        pass
+    columns = [[_Array(value) if value.__class__ is list else value for value in values]
+               for values in columns]
+    try:
+        return collections.Counter(zip(*columns))
+    except TypeError:
+        return None
+
+
+def _column(documents, first, rest):
+    """The values of path `first.rest...` of `documents` (_ABSENT where
+    none): a dotted path goes through objects only."""
+    values = [document.get(first, _ABSENT) for document in documents]
+    for part in rest:
+        try:  # the usual case, an object in every document, read at once
+            values = [value.get(part, _ABSENT) for value in values]
+        except AttributeError:
+            values = [value.get(part, _ABSENT) if isinstance(value, dict) else
+                      [] if isinstance(value, list) else _ABSENT for value in values]
+    return values
