@@ -1,5 +1,6 @@
 """Fixtures of the embedded store's collections, and of its lock's turns
-and slices (inventory/embedded/lock.py)."""
+and slices (inventory/embedded/lock.py); those that reach a private part
+say why (tests/unit/test_private_reach.py holds them to it)."""
 import copy
 import random
 import threading
