@@ -10,18 +10,6 @@ import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
-# Files whose reaches are not behind fixtures yet: the round's splits
-# (issue 46) moved them, and their fixtures are still to write. An honest
-# "not yet": the list may only shrink.
-SPLITTING = {
-    "tests/unit/embedded/test_counting.py": "counts a collection's passes (_document_slices)",
-    "tests/unit/embedded/test_database.py": "the database's probe (_probe)",
-    "tests/unit/embedded/test_reads_long_walks.py": "a collection's documents (_documents)",
-    "tests/unit/embedded/test_untracked.py": "mongomock's stored documents",
-    "tests/unit/embedded/test_writes.py": "mongomock's scans, refused (_iter_documents)",
-    "tests/unit/http/test_dumping.py": "flask-smorest's view docs (_apidoc)",
-    "tests/unit/store/test_rate_counters.py": "the counter's windows (_counted, _windows)",
-}
 # Files where no fixture can run, with the reason.
 NO_FIXTURE = {
     "tests/support/emfile_listener.py": "a script that tests/system/test_serving.py runs in a "
@@ -72,7 +60,7 @@ def reaches_outside_fixtures():
     found = []
     for path in sorted(TESTS.rglob("*.py")):
         relative = str(path.relative_to(ROOT))
-        if relative.startswith(tuple(SPLITTING)) or relative in NO_FIXTURE or "node_modules" in path.parts:
+        if relative in NO_FIXTURE or "node_modules" in path.parts:
             continue
         tree = ast.parse(path.read_text())
         allowed = allowed_lines(path, tree)

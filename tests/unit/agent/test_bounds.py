@@ -8,7 +8,6 @@ their own, whose peak RSS (its VmHWM, read as it exits: the rusage of a
 child counts the parent's memory it was forked with) is held to
 bounds.MAX_RSS_MIB; times are held to the documented deadline with a
 lenient margin (the machine is shared), never tightly."""
-import io
 import itertools
 import json
 import os
@@ -21,9 +20,9 @@ import time
 import pytest
 
 from inventory.agent import NAME, bounds
+from tests.support.agent_runs import CLUSTER, INVENTORY, agent, failed
 from tests.support.kube_api import TOKEN, KubeApi, daemonset, kubeconfig, node, static_pod
 from tests.support.served import ROOT, free_port
-from tests.unit.agent.test_cli import CLUSTER, INVENTORY, Inventory, failed
 
 
 @pytest.fixture
@@ -31,28 +30,6 @@ def kube():
     api = KubeApi([node(f"n{i}") for i in range(3)], daemonset())
     yield api
     api.close()
-
-
-@pytest.fixture
-def inventory():
-    fake = Inventory()
-    yield fake
-    fake.close()
-
-
-@pytest.fixture
-def env(tmp_path, kube, inventory):
-    return {"HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig(tmp_path / "kubeconfig", kube.url)),
-            "INVENTORY_URL": inventory.url, "INVENTORY_TOKEN": "inv_agent-writer-token-1234",
-            "INVENTORY_CLUSTER": "payments", "PATH": os.environ.get("PATH", "")}
-
-
-def agent(env, *argv):
-    from inventory.agent.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), env, out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 # `python -m inventory.agent`, which writes its peak RSS (VmHWM, KiB) to

@@ -2,64 +2,26 @@
 server (tests/support/kube_api.py) and a local inventory that records what
 it is sent: what it reads and posts, its pages, its retries, and one line
 and the exit code of its kind for each failure."""
-import io
 import json
 import re
 import subprocess
 import sys
 import time
-from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from inventory.agent import NAME, VERSION, posting
-from tests.support.kube_api import (
-    EXEC_PLUGIN,
-    KubeApi,
-    LoopbackServer,
-    daemonset,
-    kubeconfig,
-    node,
-    send,
-    stream,
+from inventory.agent import VERSION, posting
+from tests.support.agent_runs import (
+    CLUSTER,
+    CONFIGURATION,
+    INVENTORY,
+    SCAN_ID,
+    FakeInventory,
+    agent,
+    failed,
 )
+from tests.support.kube_api import EXEC_PLUGIN, KubeApi, daemonset, kubeconfig, node
 from tests.support.served import ROOT, free_port
-
-CONFIGURATION, CLUSTER, INVENTORY = 2, 3, 4
-SCAN_ID = "k8scs_0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
-
-
-class Inventory(LoopbackServer):
-    """The inventory's side: records each POST (path, headers, body) and
-    answers as told, one answer per request (then 201 with a scan)."""
-
-    def __init__(self):
-        self.posts = []
-        self.answers = []  # (status, headers, body) to answer next, in order
-        self.delay = 0.0
-        self.stream = None  # (status, content type, bytes made as sent): a hostile answer
-        inventory = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                inventory.posts.append((self.path, {k.lower(): v for k, v in self.headers.items()},
-                                        json.loads(body)))
-                time.sleep(inventory.delay)
-                if inventory.stream is not None:
-                    stream(self, *inventory.stream)
-                    return
-                status, headers, answer = (inventory.answers.pop(0) if inventory.answers else
-                                           (201, {}, {"id": SCAN_ID, "scanned_on": 1}))
-                send(self, status, {"Content-Type": "application/json", **headers},
-                     json.dumps(answer).encode())
-
-            def log_message(self, *args):
-                pass
-
-        self.serve(Handler)
 
 
 def problem(status, detail, errors=()):
@@ -82,41 +44,6 @@ def kube():
     api.close()
 
 
-@pytest.fixture
-def inventory():
-    fake = Inventory()
-    yield fake
-    fake.close()
-
-
-@pytest.fixture
-def env(tmp_path, kube, inventory):
-    return {"HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig(tmp_path / "kubeconfig", kube.url)),
-            "INVENTORY_URL": inventory.url, "INVENTORY_TOKEN": "inv_agent-token",
-            "INVENTORY_CLUSTER": "payments"}
-
-
-def agent(env, *argv):
-    """Run the agent in this process: (exit code, stdout, stderr)."""
-    from inventory.agent.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), env, out, err)
-    return code, out.getvalue(), err.getvalue()
-
-
-def failed(result, code, *words):
-    """It failed with `code` and said so in one line holding `words`."""
-    exit_code, out, err = result
-    assert exit_code == code, err
-    assert out == ""
-    assert err.endswith("\n") and err.count("\n") == 1, err
-    assert err.startswith(f"{NAME}: "), err
-    for word in words:
-        assert word in err, (word, err)
-    return err
-
-
 def test_it_reads_the_cluster_and_posts_one_scan_with_a_token_and_an_idempotency_key(
         env, kube, inventory):
     before = int(time.time())
@@ -126,7 +53,7 @@ def test_it_reads_the_cluster_and_posts_one_scan_with_a_token_and_an_idempotency
                    "4 deprecated APIs requested\n")
     [(path, headers, body)] = inventory.posts
     assert path == "/kubeclusters/payments/scans"
-    assert headers["authorization"] == "Bearer inv_agent-token"
+    assert headers["authorization"] == "Bearer inv_agent-writer-token-1234"
     assert headers["content-type"] == "application/json"
     assert re.fullmatch(r"inventory-agent-[0-9a-f-]{36}", headers["idempotency-key"])
     assert before <= body.pop("scanned_on") <= time.time()
@@ -226,7 +153,7 @@ def test_dry_run_prints_the_scan_as_json_and_posts_nothing(env, kube, inventory)
 
 
 def test_flags_override_the_environment(env, kube, inventory):
-    other = Inventory()
+    other = FakeInventory()
     try:
         assert agent(env, "--inventory-url", other.url + "/", "--cluster", "ledger/eu")[0] == 0
         assert inventory.posts == []

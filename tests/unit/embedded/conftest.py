@@ -1,5 +1,6 @@
 """Fixtures of the embedded store's collections, and of its lock's turns
-and slices (inventory/embedded/lock.py)."""
+and slices (inventory/embedded/lock.py); those that reach a private part
+say why (tests/unit/test_private_reach.py holds them to it)."""
 import copy
 import random
 import threading
@@ -115,3 +116,47 @@ def caches():
         expiring = sorted(collection._expiring) if collection._expiring is not None else None
         return {"keys": collection._keys, "lookups": lookups, "expiring": expiring}
     return read
+
+
+@pytest.fixture
+def counted_passes(monkeypatch):
+    """`counted_passes(locked)`: a list that gains an entry at each pass the
+    collection makes over its documents (a count's, a look's for marked
+    records).
+    Private: every pass goes through `Reads._document_slices`, wrapped here;
+    a pass leaves no public trace, and a count must read each document once."""
+    def count(locked):
+        passes, original = [], locked._document_slices
+
+        def counted():
+            passes.append(1)
+            return original()
+        monkeypatch.setattr(locked, "_document_slices", counted)
+        return passes
+    return count
+
+
+@pytest.fixture
+def scans_refused(monkeypatch):
+    """`scans_refused(raw)`: mongomock's passes over every document of its
+    collection `raw` fail from now on.
+    Private: they are mongomock's private methods (`_iter_documents`,
+    `_ensure_uniques`); no public trace tells that the keyed paths never
+    reach them."""
+    def scanned(*_args, **_kwargs):
+        raise AssertionError("a keyed write scanned the collection")
+
+    def refuse(raw):
+        monkeypatch.setattr(raw, "_iter_documents", scanned)
+        monkeypatch.setattr(raw, "_ensure_uniques", scanned)
+    return refuse
+
+
+@pytest.fixture
+def raw_collection():
+    """`raw_collection(locked)`: the mongomock collection object behind a
+    store's LockedCollection, to record what the store hands to mongomock's
+    own passes.
+    Private: it is the LockedCollection's `_collection`; what the store
+    hands mongomock leaves no public trace."""
+    return lambda locked: locked._collection

@@ -58,22 +58,6 @@ def test_counts_by_fields_match_mongomock_through_writes(query, keys):
     same()
 
 
-@pytest.fixture
-def counted_passes(monkeypatch):
-    """`counted_passes(locked)`: a list that gains an entry at each pass the
-    collection makes over its documents (its private `_document_slices`,
-    wrapped: a pass leaves no public trace)."""
-    def count(locked):
-        passes, original = [], locked._document_slices
-
-        def counted():
-            passes.append(1)
-            return original()
-        monkeypatch.setattr(locked, "_document_slices", counted)
-        return passes
-    return count
-
-
 @pytest.mark.parametrize("query", COUNT_QUERIES[:3])
 def test_faceted_counts_match_mongomock_in_one_pass(query, counted_passes):
     """A rollout's status: a $match, then a $facet of counts by fields

@@ -1,5 +1,7 @@
 """The embedded database (inventory/embedded/database.py): one locked
 collection per name, and a ping that says whether the store takes writes."""
+import copy
+
 import mongomock_ng
 import pytest
 
@@ -19,9 +21,15 @@ def test_a_collection_is_one_locked_collection_per_name():
 
 
 def test_a_private_name_is_no_collection():
-    """copy and pickle probe `__deepcopy__` and the like: no collection for those."""
+    """copy and pickle probe `__deepcopy__`, `__setstate__` and the like
+    with getattr, which reaches `__getattr__`: no collection for those, so a
+    copy of the database is a database."""
+    database = embedded_database("inventory")
+    assert getattr(database, "__deepcopy__", None) is None
     with pytest.raises(AttributeError):
-        embedded_database("inventory")._probe  # noqa: B018
+        database["_probe"]  # noqa: B018
+    copied = copy.copy(database)
+    assert copied.name == "inventory" and copied.things is database.things
 
 
 class Refusing:

@@ -144,13 +144,14 @@ def test_parallel_walkers_and_writers_never_see_a_record_twice_or_miss_a_still_o
     assert failures == []
 
 
-def test_the_look_for_marked_records_lets_others_in_between_its_slices(between_slices, things, monkeypatch):
+def test_the_look_for_marked_records_lets_others_in_between_its_slices(
+        between_slices, things, raw_things, monkeypatch):
     """keys_having (the outbox's and the interrupted deletes' look) reads in
     slices: others write between them; a record marked ahead of the pass is
     found by it, one deleted ahead of it is not."""
     monkeypatch.setattr(lock, "SLICE_SECONDS", -1.0)
     monkeypatch.setattr(lock, "SLICE_DOCUMENTS", 10)
-    order = list(things._documents())  # the pass's order: insertion
+    order = [d["_id"] for d in raw_things.find({}, {"_id": 1})]  # the pass's order: insertion
     first, last, doomed = order[0], order[-1], order[-2]
     for key in (first, doomed):
         things.update_one({"_id": key}, {"$set": {"_deleting": True}})

@@ -31,10 +31,12 @@ def tracked_within(value, path="document"):
 
 
 def stored(database):
-    """{collection: [document, ...]}: the documents as the store keeps them."""
-    raw = database._database
-    return {name: list(raw[name]._store._documents.values())
-            for name in raw.list_collection_names()}
+    """{collection: [document, ...]}: the documents as the store keeps them,
+    read by `uncopied` (which hands out the stored documents themselves) in
+    `_id` order."""
+    names = database.client[database.name].list_collection_names()
+    return {name: database[name].uncopied.find({}, sort=[("_id", 1)], limit=10**9)
+            for name in names}
 
 
 def test_documents_committed_by_each_kind_of_write_are_untracked(tmp_path):

@@ -89,29 +89,6 @@ def test_a_write_by_key_that_would_break_a_unique_index_is_refused_like_mongomoc
     assert locked.find_one({"_id": "b"})["code"] == "y"
 
 
-@pytest.fixture
-def scans_refused(monkeypatch):
-    """`scans_refused(raw)`: mongomock's passes over every document of its
-    collection `raw` fail from now on. They are its private methods
-    (`_iter_documents`, `_ensure_uniques`): no public trace tells that the
-    keyed paths never reach them."""
-    def scanned(*_args, **_kwargs):
-        raise AssertionError("a keyed write scanned the collection")
-
-    def refuse(raw):
-        monkeypatch.setattr(raw, "_iter_documents", scanned)
-        monkeypatch.setattr(raw, "_ensure_uniques", scanned)
-    return refuse
-
-
-@pytest.fixture
-def raw_collection():
-    """`raw_collection(store_collection)`: the mongomock collection behind a
-    store's LockedCollection (its private `_collection`), to record what the
-    store hands to mongomock's own passes: they leave no public trace."""
-    return lambda locked: locked._collection
-
-
 def test_a_write_by_key_reads_no_other_document(scans_refused):
     """Flat at any size: the keyed paths never reach mongomock's scans."""
     raw = mongomock_ng.MongoClient().db.things

@@ -20,3 +20,26 @@ def coroutine_answers():
     {function: whether a coroutine}. Private: their number is the bound the
     test holds; no public call counts them."""
     return lambda application: application._coroutine_functions
+
+
+@pytest.fixture(scope="session")
+def response_schemas():
+    """`response_schemas(app)`: {(METHOD, rule, status): schema instance} of
+    every declared answer with a body, the instances the views dump with.
+    Private: flask-smorest keeps a view's declared answers in its `_apidoc`;
+    the OpenAPI document holds only their names, not the instances."""
+    from marshmallow import Schema
+
+    def of(app):
+        found = {}
+        for rule in app.url_map.iter_rules():
+            view_class = getattr(app.view_functions[rule.endpoint], "view_class", None)
+            for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
+                view = getattr(view_class, method.lower(), None)
+                responses = getattr(view, "_apidoc", {}).get("response", {}).get("responses", {})
+                for status, documented in responses.items():
+                    for answer in documented:
+                        if isinstance(answer.get("schema"), Schema):
+                            found[(method, rule.rule, status)] = answer["schema"]
+        return found
+    return of

@@ -11,21 +11,6 @@ from inventory.store.pages import PageRequest
 from inventory.store.records import Record
 
 
-def response_schemas(app):
-    """{(METHOD, rule, status): schema instance} of every declared answer with a body."""
-    found = {}
-    for rule in app.url_map.iter_rules():
-        view_class = getattr(app.view_functions[rule.endpoint], "view_class", None)
-        for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
-            view = getattr(view_class, method.lower(), None)
-            responses = getattr(view, "_apidoc", {}).get("response", {}).get("responses", {})
-            for status, documented in responses.items():
-                for answer in documented:
-                    if isinstance(answer.get("schema"), Schema):
-                        found[(method, rule.rule, status)] = answer["schema"]
-    return found
-
-
 def marshmallow_dump(schema, obj):
     """What marshmallow itself makes of `obj` with this very schema instance."""
     return type(schema).dump(schema, obj)
@@ -44,14 +29,14 @@ def same(plan_output, reference):
     assert exact(plan_output) == exact(reference)
 
 
-def test_every_answer_with_a_body_is_dumped_by_a_plan(app):
+def test_every_answer_with_a_body_is_dumped_by_a_plan(app, response_schemas):
     schemas = response_schemas(app)
     assert len(schemas) >= 20
     slow = [where for where, schema in schemas.items() if "dump" not in vars(schema)]
     assert not slow, f"answers dumped by marshmallow itself: {slow}"
 
 
-def test_real_answers_equal_marshmallow_dumps(app, client, inventory):
+def test_real_answers_equal_marshmallow_dumps(app, client, inventory, response_schemas):
     cluster = inventory.cluster(labels={"team": "a", "tier": "1"})
     client.post(f"/kubeclusters/{cluster['name']}/scans", json={"scanned_on": 1_700_000_000})
     store = app.extensions["inventory.store"]
@@ -101,7 +86,7 @@ def records_for(schema, depth=0):
 
 
 @pytest.fixture(scope="module")
-def schemas_by_answer():
+def schemas_by_answer(response_schemas):
     from app import create_app
     from inventory.config import Config
     app = create_app(Config(TESTING=True))

@@ -1,6 +1,7 @@
 """The marshmallow internals the dump plans rely on
-(inventory.http.marshmallow_internals): where they were written for, and a
-plain message when an upgrade moves them."""
+(inventory/http/marshmallow_internals.py), pinned: each pinned reader
+answers as marshmallow does at the pinned version, or check() fails loudly
+(what moved, what to do)."""
 import pytest
 from marshmallow import Schema, fields, post_dump, pre_dump
 
@@ -21,7 +22,7 @@ def test_an_upgrade_is_named_with_what_to_do(monkeypatch):
 
 
 @pytest.mark.parametrize("hook", [pre_dump, post_dump])
-def test_a_schema_with_a_dump_hook_is_told_from_one_without(hook):
+def test_has_dump_hooks_tells_a_schema_with_a_dump_hook_from_one_without(hook):
     hooked = type("Hooked", (Schema,), {"value": fields.String(),
                                         "hook": hook(lambda self, data, **_kwargs: data)})
     assert marshmallow_internals.has_dump_hooks(hooked())
@@ -29,7 +30,19 @@ def test_a_schema_with_a_dump_hook_is_told_from_one_without(hook):
         type("Plain", (Schema,), {"value": fields.String()})())
 
 
-def test_a_field_keeps_what_its_class_does_not_override():
+def test_method_of_is_the_schema_method_a_method_field_calls():
+    class Shown(Schema):
+        value = fields.Method("shown")
+
+        def shown(self, obj):
+            return f"shown {obj['value']}"
+    schema = Shown()
+    method = marshmallow_internals.method_of(schema.dump_fields["value"])
+    assert method.__self__ is schema
+    assert method({"value": 1}) == schema.dump({"value": 1})["value"] == "shown 1"
+
+
+def test_keeps_tells_a_field_that_keeps_its_class_implementation_from_one_that_overrides_it():
     class Shouting(fields.String):
         def _serialize(self, value, attr, obj, **kwargs):
             return str(value).upper()

@@ -13,3 +13,12 @@ def tree(store):
                                      "version": "1.30.1", "labels": {}}, "tester")
     scan = store.scans.create(cluster["name"], 100)
     return org, platform, cluster, scan
+
+
+@pytest.fixture
+def kept_windows():
+    """`kept_windows(counter)`: the windows a LocalRateCounter keeps in
+    memory, by (caller, amount, seconds).
+    Private: they are its `_windows`; forgetting the windows that are over
+    frees memory and changes no answer, so it is seen only there."""
+    return lambda counter: list(counter._windows)

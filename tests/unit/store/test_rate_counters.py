@@ -169,21 +169,24 @@ def test_threads_in_several_processes_never_let_more_than_the_limit_through(stor
 
 @pytest.fixture
 def looks_back(monkeypatch):
-    """Counts a shared counter's looks back at the database while it counts
-    in memory, by wrapping its private `_counted`: no public call tells a
-    look back from a hit counted in memory, and that is what these test."""
+    """`looks_back(counter)`: a list that gains an entry at each call the
+    shared counter makes on its database's collection (its `collection`,
+    watched). While the database is away a look back fails at its first
+    call, so each entry is one look; a hit counted in memory makes none."""
     def watch(counter):
-        looks, counted = [], counter._counted
-        monkeypatch.setattr(counter, "_counted", lambda *args: looks.append(1) or counted(*args))
+        looks, collection = [], counter.collection
+
+        class Watched:
+            def __getattr__(self, name):
+                method = getattr(collection, name)
+
+                def called(*args, **kwargs):
+                    looks.append(1)
+                    return method(*args, **kwargs)
+                return called
+        monkeypatch.setattr(counter, "collection", Watched())
         return looks
     return watch
-
-
-@pytest.fixture
-def kept_windows():
-    """A local counter's windows in memory (its private `_windows`): what
-    forgetting the windows that are over frees is seen only there."""
-    return lambda counter: list(counter._windows)
 
 
 def _unreachable(fallback=True):
