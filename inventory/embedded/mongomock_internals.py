@@ -29,8 +29,8 @@ __all__ = ["filter_applies", "DocumentsDict", "collection_store", "documents",
 
 
 def collection_store(collection):
-    """The `CollectionStore` behind a mongomock collection object (a new
-    object on every lookup; the store is the same)."""
+    """The `CollectionStore` behind a mongomock collection object (the
+    documents and indexes a dropped and remade collection keeps in a new one)."""
     return collection._store
 
 

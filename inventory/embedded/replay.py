@@ -133,7 +133,7 @@ def apply(database, collections_, records):
         name = record["c"]
         try:
             collection, documents = collections_[name]
-        except KeyError:  # mongomock makes a new collection object on each lookup
+        except KeyError:  # the first record of this collection in the file
             collection = database[name]
             store = mongomock_internals.collection_store(collection)
             documents = mongomock_internals.documents(store)
