@@ -29,8 +29,8 @@ __all__ = ["filter_applies", "DocumentsDict", "collection_store", "documents",
 
 
 def collection_store(collection):
-    """The `CollectionStore` behind a mongomock collection object (the
-    documents and indexes a dropped and remade collection keeps in a new one)."""
+    """The `CollectionStore` behind a mongomock collection object: where its
+    documents and indexes are kept."""
     return collection._store
 
 
