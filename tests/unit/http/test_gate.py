@@ -15,6 +15,7 @@ from inventory.http.gate import Gate, Passage
     ("OPTIONS", "/organizations", True, None),
     ("GET", "/healthz", True, "getHealth"),
     ("GET", "/no-such-route", False, None),
+    ("OPTIONS", "/no-such-route", True, None),
 ])
 def test_a_passage_knows_its_operation_and_whether_its_route_is_open(app, method, path,
                                                                      is_open, operation_id):

@@ -210,6 +210,18 @@ def test_a_long_lived_request_gives_its_slot_back_at_once(passage):
     assert made.in_flight.held("token:tok_1") == 1  # not given back again
 
 
+def test_a_request_turning_long_lived_after_its_answer_leaves_the_slot_to_the_answer(passage):
+    made = limits(Counter(), CONCURRENT_REQUESTS=2)
+    other, entered = passage(caller=READER), passage(caller=READER)
+    made.enter(other)
+    made.enter(entered)
+    answer = made.leave(entered, _answer())
+    made.long_lived(entered)
+    assert made.in_flight.held("token:tok_1") == 2  # the answer gives it back
+    answer.close()
+    assert made.in_flight.held("token:tok_1") == 1
+
+
 def test_the_limits_parse_as_the_limits_library_reads_them():
     made = limits(RATE_LIMIT="20/second")
     assert made.items["token"] == [parse("20/second")]
