@@ -4,9 +4,13 @@ looked up once per request; a console session resolved to its token's
 Principal (ended with an old admin secret, refused once its token is
 revoked); authentication's refusals (no token, an unknown one, a role too
 low; open operations and OPTIONS pass) and what it keeps of the caller
-(its scope, its credential's digest). Through HTTP: tests/api/test_auth.py,
+(its scope, its credential's digest); a local start's admin token, kept
+0600 in the data directory (refused when others may read it), never
+logged. Through HTTP: tests/api/test_auth.py,
 tests/api/test_console_access.py."""
 import hashlib
+import logging
+import pathlib
 
 import pytest
 from flask import g
@@ -15,7 +19,7 @@ from inventory.core.errors import NotAllowed, NotAuthenticated
 from inventory.http import auth
 from inventory.http.auth import BOOTSTRAP_ADMIN_KEY, SESSION_COOKIE, Principal
 from inventory.http.gate import Passage
-from tests.conftest import ADMIN_TOKEN
+from tests.conftest import ADMIN_TOKEN, make_config
 
 ADMIN = Principal(BOOTSTRAP_ADMIN_KEY, "admin", "admin")
 
@@ -181,3 +185,46 @@ def test_at_start_the_sessions_of_other_admin_secrets_end(app, store):
         auth.end_other_admin_secrets_sessions(store)
         assert store.sessions.find(other) is None and store.sessions.find(none) is None
         assert store.sessions.find(kept) is not None
+
+
+def local_start(app, data_dir):
+    """auth's part of a local start (embedded store, no INVENTORY_ADMIN_TOKEN,
+    announced), with `data_dir` as INVENTORY_DATA_DIR (None: none); returns
+    the admin token it settled on."""
+    config = make_config(INVENTORY_ADMIN_TOKEN=None, ANNOUNCE=True,
+                         INVENTORY_DATA_DIR=None if data_dir is None else str(data_dir))
+    auth.init_app(app, config)
+    return app.extensions["inventory.admin_token"]
+
+
+def test_a_local_admin_token_is_kept_in_the_data_directory_0600(app, tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="inventory"):
+        first = local_start(app, tmp_path)
+    assert "mode 0600" in caplog.text
+    kept = tmp_path / auth.ADMIN_TOKEN_FILE
+    assert kept.read_text() == first + "\n" and kept.stat().st_mode & 0o777 == 0o600
+    assert first not in caplog.text  # never in the logs
+    assert local_start(app, tmp_path) == first  # the next start finds it
+    kept.unlink()
+    assert local_start(app, tmp_path) not in (first, None)  # deleted: a new one
+
+
+def test_a_kept_admin_token_others_may_read_stops_the_start(app, tmp_path):
+    local_start(app, tmp_path)
+    (tmp_path / auth.ADMIN_TOKEN_FILE).chmod(0o644)
+    with pytest.raises(RuntimeError, match="may be read by others .mode 644."):
+        local_start(app, tmp_path)
+
+
+def test_without_a_data_directory_the_local_admin_token_goes_to_a_new_0600_file(app, caplog):
+    """Off a terminal and with no data directory: a file of its own in the
+    temporary folder, which the log line names."""
+    with caplog.at_level(logging.WARNING, logger="inventory"):
+        token = local_start(app, None)
+    said = [record for record in caplog.records if "local admin token" in record.getMessage()]
+    path = pathlib.Path(said[-1].args[1])
+    try:
+        assert path.read_text() == token + "\n" and path.stat().st_mode & 0o777 == 0o600
+        assert token not in caplog.text
+    finally:
+        path.unlink()
