@@ -42,25 +42,6 @@ def test_each_request_is_logged_as_one_json_line_without_the_token(client, caplo
     assert entry["route"] == "/organizations"
 
 
-@pytest.mark.parametrize("path,principal,duration", [
-    ("/organizations", "admin", 0.123), ("/kubeclusters/caf\u00e9 \"x\"\\y", None, 12.0),
-    ("/\u2603/\U0001f600", "bot \u00fc", 1e-05), ("/x", "a\nb", 1234567.891)])
-def test_the_direct_access_line_is_the_formatters_line(path, principal, duration):
-    """With logging as the service configures it, the access line is written
-    directly (no LogRecord); it must be, to the byte, what JsonFormatter
-    writes for the same record."""
-    from inventory.http.observability import access_line
-
-    record = logging.LogRecord("inventory.requests", logging.INFO, __file__, 1, "%s %s %s",
-                               ("GET", path, 200), None)
-    for key, value in {"request_id": "req-1", "method": "GET", "path": path,
-                       "route": "/kubeclusters/<cluster>", "status": 200,
-                       "duration_ms": duration, "principal": principal}.items():
-        setattr(record, key, value)
-    assert access_line(record.created, "GET", path, 200, "req-1", "/kubeclusters/<cluster>",
-                       duration, principal) == JsonFormatter().format(record)
-
-
 def test_each_request_is_one_line_on_a_plain_json_handler(client):
     """The direct path: a plain StreamHandler with the JsonFormatter gets one
     line per request, whole, with the request's fields."""

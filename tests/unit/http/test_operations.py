@@ -47,16 +47,6 @@ def test_an_undeclared_route_does_not_start(app):
         collect(app)
 
 
-def test_a_path_parameter_without_a_path_key_does_not_start():
-    blp = Blueprint("unkeyed", __name__)
-    with pytest.raises(RuntimeError, match="no PathKey for widget"):
-        @blp.route("/widgets/<widget>")
-        class Widget(MethodView):
-            @operation("getWidget", role="reader")
-            def get(self, widget):
-                return {}
-
-
 def test_every_path_parameter_of_every_operation_is_checked(app, client, declared):
     """No view takes any value for a key: for every operation and each of
     its path parameters, a value the key does not allow is a 422 at
