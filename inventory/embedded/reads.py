@@ -40,7 +40,8 @@ class Reads:
         return found
 
     def _document_slices(self):
-        """Every document, in lists of lock.SLICE_DOCUMENTS, read under the
+        """Every document (in key order once that is kept, else as stored),
+        in lists of lock.SLICE_DOCUMENTS, read under the
         lock, which is let go between two lists once a slice's time ran out
         (the long walks' turns: others go first). A document written
         meanwhile is read as its slice finds it; one inserted after the
@@ -50,7 +51,10 @@ class Reads:
         LOCK.acquire()
         try:
             self._expire()
-            keys = list(self._documents())
+            # the kept key order's copy where it is built: listing mongomock's
+            # ordered dict walks a linked list through the whole heap, 25-50 ms
+            # at 100,000 clusters in one stretch, before the first slice
+            keys = list(self._documents()) if self._keys is None else self._keys.copy()
             slice_ends, size = time.perf_counter() + lock.SLICE_SECONDS, lock.SLICE_DOCUMENTS
             for start in range(0, len(keys), size):
                 documents = self._documents()

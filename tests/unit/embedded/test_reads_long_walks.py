@@ -16,9 +16,6 @@ from tests.support.mongomock_pairs import N
 pytestmark = pytest.mark.usefixtures("a_turn_of_its_own")
 
 
-
-
-
 def page(collection, field, backwards, query=None):
     return collection.find(query or {"group": {"$ne": 99}}, sort=[(field, -1 if backwards else 1)],
                            limit=10 * N)
@@ -164,3 +161,25 @@ def test_the_look_for_marked_records_lets_others_in_between_its_slices(
     found = things.keys_having("_deleting")
     assert len(calls) >= N // 10 - 1  # it let others in between its slices
     assert found == [first, last]
+
+
+def test_a_pass_in_the_kept_key_order_sees_each_record_once(
+        between_slices, things, monkeypatch):
+    """Once the key order is kept (a page by `_id` built it), a pass walks a
+    copy of it: keys inserted between its slices, before or after where it
+    stands, shift nothing under it (no record twice, none skipped), and are
+    not seen (inserted after the pass began)."""
+    monkeypatch.setattr(lock, "SLICE_SECONDS", -1.0)
+    monkeypatch.setattr(lock, "SLICE_DOCUMENTS", 10)
+    assert [d["_id"] for d in things.find({}, sort=[("_id", 1)], limit=3)] == \
+        ["k000", "k001", "k002"]  # the key order, now kept
+    for i in range(N):
+        things.update_one({"_id": f"k{i:03d}"}, {"$set": {"_deleting": True}})
+
+    def write(call):
+        things.insert_one({"_id": f"a{call:03d}", "_deleting": True})  # before every key
+        things.insert_one({"_id": f"z{call:03d}", "_deleting": True})  # after every key
+    calls = between_slices(write)
+    found = things.keys_having("_deleting")
+    assert len(calls) >= N // 10 - 1
+    assert found == [f"k{i:03d}" for i in range(N)]
