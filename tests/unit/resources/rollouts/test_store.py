@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from inventory.core.errors import InvalidField, NotFound, NotNow, StaleRevision
+from inventory.resources.rollouts.store import LOOK_SECONDS
 from inventory.store.pages import PageRequest
 from tests.support.stores import PLATFORM
 
@@ -88,13 +89,14 @@ def test_clusters_are_counted_by_their_first_matching_stage_and_state(store, fle
     _cluster(store, "can-blocked", "1.31.2", wave="canary")  # never scanned: not ready
     _cluster(store, "prod-behind", "1.29.0", tier="prod")
     _cluster(store, "prod-canary", "1.32.0", wave="canary", tier="prod")  # canary's: first
+    _cluster(store, "can-prod", "1.30.0", wave="canary", tier="prod")  # canary's: first
     _cluster(store, "other", "1.30.0")
     record = _rollout(store, [_stage("canary", canary), _stage("prod", 'labels.tier="prod"')])
     counts = {stage["name"]: {field: stage[field] for field in (
         "clusters", "done", "ready", "blocked", "behind")} for stage in record["status"]["stages"]}
-    expected_canary = {"clusters": 4, "done": 2, "ready": 1, "blocked": 1, "behind": 0} \
+    expected_canary = {"clusters": 5, "done": 2, "ready": 1, "blocked": 1, "behind": 1} \
         if canary.startswith("labels") else \
-        {"clusters": 3, "done": 1, "ready": 1, "blocked": 1, "behind": 0}
+        {"clusters": 4, "done": 1, "ready": 1, "blocked": 1, "behind": 1}
     assert counts["canary"] == expected_canary
     prod = {"clusters": 1, "done": 0, "ready": 0, "blocked": 0, "behind": 1} \
         if canary.startswith("labels") else \
@@ -217,6 +219,12 @@ def test_look_due_looks_at_a_changed_rollout_once(store, fleet, clock):
     stored = store.rollouts.to_api(store.rollouts.find_doc("wave"))
     assert stored["status"]["stages"][0]["clusters"] == 1
     assert stored["status"]["computed_on"] == "2026-11-27T12:00:15.000Z"
+    # a change within LOOK_SECONDS of the last look waits for them to pass
+    store.clusters.update("c1", {"labels": {"wave": "canary"}}, "t")
+    clock.advance(seconds=LOOK_SECONDS - 1)
+    assert store.rollouts.look_due() == 0
+    clock.advance(seconds=1)
+    assert store.rollouts.look_due() == 1
 
 
 def test_a_change_of_stages_is_counted_at_once(store, fleet, clock):
