@@ -63,8 +63,12 @@ def test_unscoped_webhooks_take_seats_a_delete_frees(store, org):
         _webhook(store)
     _webhook(store, org["id"])  # an organization's counts against its own quota
     store.webhooks.delete(first["id"])
-    assert _webhook(store)[0]["organization"] is None
-    store.webhooks.unscoped_quota = 1  # lowered below what is held: no seat
+    again, _ = _webhook(store)  # the seat it freed
+    assert again["organization"] is None
+    store.webhooks.unscoped_quota = 3
+    _webhook(store)
+    store.webhooks.delete(again["id"])  # two held, a free seat below them
+    store.webhooks.unscoped_quota = 2  # lowered to what is held: none more
     with pytest.raises(QuotaExceeded):
         _webhook(store)
 
