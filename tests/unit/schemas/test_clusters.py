@@ -6,6 +6,7 @@ labels with null; the summary's arguments made for the group fields."""
 import pytest
 from marshmallow import ValidationError
 
+from inventory.core import readiness
 from inventory.resources.clusters.spec import SPEC
 from schemas.clusters import (
     MAX_ENDPOINT,
@@ -49,6 +50,7 @@ def test_an_endpoint_is_an_https_url_of_a_valid_host(url):
     ("https://-api.example.com", "valid host"),
     ("https://api_server.example.com", "valid host"),
     ("https://" + "a" * 64 + ".example", "valid host"),
+    ("https://" + ".".join(["a" * 63] * 4), "valid host"),  # 255 characters: past 253
     ("https://256.1.1.1", "valid host"),
     ("https://api.example.0x10", "valid host"),  # a last label read as a number
     ("https://1.2.3", "valid host"),
@@ -95,3 +97,4 @@ def test_the_summarys_arguments_and_answer_are_made_for_the_group_fields():
     properties = answer().fields["groups"].inner.schema.fields["key"].metadata["properties"]
     assert set(properties) == set(SPEC.group_fields) | {"support.status", "readiness.status"}
     assert properties["support.status"]["enum"][0] == "supported"
+    assert properties["readiness.status"]["enum"] == list(readiness.STATUSES)

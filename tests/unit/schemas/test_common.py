@@ -40,6 +40,7 @@ class ThingSchema(BodySchema):
 ThingCreateSchema = request_schema(ThingSchema, "ThingCreate", required=("name", "kind"),
                                    defaults={"colour": "", "tags": dict})
 ThingPatchSchema = request_schema(ThingSchema, "ThingPatch", change=True, immutable=("kind",),
+                                  required=("name",),  # a create's: a change requires none
                                   overrides={"tags": fields.Dict(allow_none=True)})
 
 
