@@ -5,10 +5,10 @@ feed order (its organization's, matching its filter, made after it), moves
 its position, and posts nothing twice; a failure holds back the events
 after it until its backoff ends; another process's live lease is left
 alone; a target no longer allowed is refused at the POST; an event's body
-is made once, as `GET /events/{id}` shows it; the slots' fair shares (an
-organization holds at most its share, and one that holds any leaves a
-quarter of the slots free). With a real receiver, and through HTTP:
-tests/api/test_webhooks.py."""
+is made once, as `GET /events/{id}` shows it; the slots' fair shares (the
+organizations in turn, each holding at most its share, and one that holds
+any leaves a quarter of the slots free). With a real receiver, and through
+HTTP: tests/api/test_webhooks.py."""
 import threading
 from datetime import datetime, timezone
 
@@ -192,6 +192,23 @@ def test_a_quarter_of_the_slots_is_kept_for_organizations_that_hold_none(app, st
     _platform(store, b, "pb")
     threads += deliverer.step()
     assert deliverer.started == {a: 3, b: 1} and key_b
+    deliverer.let_go.set()
+    for thread in threads:
+        thread.join(10)
+
+
+@pytest.mark.parametrize("config", [make_config(WEBHOOK_DELIVERIES_PER_WORKER=2,
+                                                WEBHOOK_DELIVERIES_PER_ORGANIZATION=2)])
+def test_the_slots_go_to_the_organizations_in_turn(app, store):
+    deliverer = Holding(app)
+    a, b = _org(store, "a"), _org(store, "b")
+    for org in (a, b):
+        for _ in range(3):
+            _webhook(store, org)
+    _platform(store, a, "pa")
+    _platform(store, b, "pb")
+    threads = deliverer.run_once()
+    assert deliverer.started == {a: 1, b: 1}  # not both slots to whichever woke first
     deliverer.let_go.set()
     for thread in threads:
         thread.join(10)
