@@ -1,22 +1,20 @@
-"""Fleet answers: the shipped lifecycle data and its refresh, the `support`
-every cluster reads (computed for today: time is frozen with time-machine),
-`support.status` in filters, and `GET /kubeclusters:summary`."""
+"""Fleet answers: the shipped lifecycle data (its refresh is
+tests/unit/cli/test_refresh_lifecycle.py's), the `support` every cluster
+reads (computed for today: time is frozen with time-machine), `support.status`
+in filters, and `GET /kubeclusters:summary`."""
 import datetime
 import itertools
 import json
 import random
 import re
-from pathlib import Path
 
 import pytest
 import time_machine
 
-from inventory.cli import refresh_lifecycle as lifecycle_refresh
 from inventory.core.grouping import MAX_GROUP_BY
 from inventory.core.lifecycle import DATA_PATH, DISTRIBUTIONS, STATUSES, Lifecycles
 from tests.conftest import assert_problem, client_with, walk
 
-SAMPLES = Path(__file__).resolve().parents[1] / "data" / "endoflife"
 DATA = json.loads(DATA_PATH.read_text("utf-8"))
 
 
@@ -65,99 +63,6 @@ def test_the_source_is_named_with_its_commit_and_date_in_the_file():
     assert source["name"] == "endoflife.date" and source["license"] == "MIT"
     assert re.fullmatch(r"[0-9a-f]{40}", source["commit"])
     datetime.date.fromisoformat(source["date"])
-
-
-# -- the refresh ---------------------------------------------------------------
-
-EXPECTED_SAMPLE = {
-    "upstream": {
-        "1.19": {"released_on": "2020-08-26", "standard_support_ends_on": "2021-10-28",
-                 "extended_support_ends_on": None},
-        "1.20": {"released_on": "2020-12-08", "standard_support_ends_on": "2022-02-28",
-                 "extended_support_ends_on": None},
-        "1.36": {"released_on": "2026-04-22", "standard_support_ends_on": "2027-06-28",
-                 "extended_support_ends_on": None}},
-    "eks": {
-        "1.19": {"released_on": "2021-02-16", "standard_support_ends_on": "2022-08-01",
-                 "extended_support_ends_on": None},
-        "1.31": {"released_on": "2024-09-26", "standard_support_ends_on": "2025-11-26",
-                 "extended_support_ends_on": "2026-11-26"},
-        "1.37": {"released_on": "2026-09-01", "standard_support_ends_on": None,
-                 "extended_support_ends_on": None}},
-    "gke": {"1.33": {"released_on": "2025-06-03", "standard_support_ends_on": "2026-08-03",
-                     "extended_support_ends_on": None}},
-    "aks": {
-        "1.26": {"released_on": "2023-04-18", "standard_support_ends_on": "2024-04-11",
-                 "extended_support_ends_on": None},
-        "1.29": {"released_on": "2024-03-18", "standard_support_ends_on": "2025-03-31",
-                 "extended_support_ends_on": "2026-04-30"}},
-}
-
-
-def test_refresh_rewrites_the_file_from_sample_pages(tmp_path, capsys):
-    output = tmp_path / "lifecycle.json"
-    code = lifecycle_refresh.main([str(SAMPLES), "--output", str(output),
-                                   "--commit", "0" * 40, "--date", "2026-08-22"])
-    assert code == 0, capsys.readouterr().err
-    written = json.loads(output.read_text("utf-8"))
-    assert written["distributions"] == EXPECTED_SAMPLE  # 1.17 dropped, in version order
-    assert list(written["distributions"]["upstream"]) == ["1.19", "1.20", "1.36"]
-    assert written["source"]["commit"] == "0" * 40 and written["source"]["date"] == "2026-08-22"
-    assert written["source"]["pages"]["eks"] == "products/amazon-eks.md"
-    # what the service reads: the written file loads, and answers from it
-    loaded = Lifecycles.load(output)
-    assert loaded.support("eks", "1.31.4", datetime.date(2026, 1, 1))["status"] == "extended"
-
-
-def test_refresh_reads_a_checkout_and_takes_its_commit_and_date(tmp_path):
-    import subprocess
-    checkout = tmp_path / "endoflife.date"
-    (checkout / "products").mkdir(parents=True)
-    for page in SAMPLES.iterdir():
-        (checkout / "products" / page.name).write_text(page.read_text("utf-8"), "utf-8")
-    git = ["git", "-C", str(checkout), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "pages"], check=True)
-    commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True,
-                            text=True).stdout.strip()
-    output = tmp_path / "lifecycle.json"
-    assert lifecycle_refresh.main([str(checkout), "--output", str(output)]) == 0
-    written = json.loads(output.read_text("utf-8"))
-    assert written["source"]["commit"] == commit
-    assert written["distributions"] == EXPECTED_SAMPLE
-    # a bare git directory (what a mirror is): read from its HEAD
-    bare = tmp_path / "bare.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(checkout), str(bare)], check=True)
-    assert lifecycle_refresh.main([str(bare), "--output", str(output)]) == 0
-    assert json.loads(output.read_text("utf-8"))["distributions"] == EXPECTED_SAMPLE
-
-
-@pytest.mark.parametrize("change, message", [
-    (('releaseCycle: "1.33"', "releaseCycle: 1.33"), "not a minor version in quotes"),
-    (("eol: 2026-08-03", "eol: true"), "not a date"),
-    (("releaseDate: 2025-06-03", "releaseDate: soon"), "not a date"),
-    (("releases:", "versions:"), "lists no releases"),
-])
-def test_refresh_refuses_what_it_does_not_understand_and_writes_nothing(tmp_path, capsys,
-                                                                        change, message):
-    pages = tmp_path / "pages"
-    pages.mkdir()
-    for page in SAMPLES.iterdir():
-        text = page.read_text("utf-8")
-        if page.name == "google-kubernetes-engine.md":
-            text = text.replace(*change)
-        (pages / page.name).write_text(text, "utf-8")
-    output = tmp_path / "lifecycle.json"
-    code = lifecycle_refresh.main([str(pages), "--output", str(output),
-                                   "--commit", "0" * 40, "--date", "2026-08-22"])
-    assert code == 1 and message in capsys.readouterr().err
-    assert not output.exists()
-
-
-def test_refresh_of_loose_pages_needs_the_commit_and_date(tmp_path, capsys):
-    assert lifecycle_refresh.main([str(SAMPLES), "--output", str(tmp_path / "x.json")]) == 1
-    assert "--commit, --date" in capsys.readouterr().err
 
 
 # -- support on every cluster --------------------------------------------------

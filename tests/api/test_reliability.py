@@ -191,24 +191,6 @@ def test_a_key_within_its_lease_is_still_in_progress(client, store):
     assert_problem(client.post("/organizations", json={"title": "A"}, headers=headers), 409)
 
 
-def test_a_request_that_outlived_its_lease_cannot_overwrite_the_new_owners_answer(store):
-    from datetime import datetime, timezone
-
-    from inventory.store.idempotency import LEASE
-
-    def _now():  # naive UTC, as stored
-        return datetime.now(timezone.utc).replace(tzinfo=None)
-
-    owner, _ = store.idempotency.reserve("caller:k", "fingerprint")
-    store.idempotency.collection.update_one({}, {"$set": {"created_at": _now() - LEASE * 2}})
-    new_owner, _ = store.idempotency.reserve("caller:k", "fingerprint")
-    assert new_owner != owner
-    store.idempotency.complete("caller:k", owner, {"late": True})  # the old request, at last
-    store.idempotency.release("caller:k", owner)
-    store.idempotency.complete("caller:k", new_owner, {"status": 201})
-    assert store.idempotency.reserve("caller:k", "fingerprint") == (None, {"status": 201})
-
-
 # -- a delete the process did not live to finish ----------------------------
 
 
