@@ -2,9 +2,13 @@
 summary's `$group`, a rollout's `$facet` of them), answered by the embedded
 collection in one pass over its documents, in slices that let others in:
 mongomock's aggregation engine takes several times as long. Any other
-pipeline goes to mongomock."""
+pipeline goes to mongomock, but for one that writes a collection ($out,
+$merge), refused: it would change documents behind that collection's own
+indexes (`KeyIndex`), and the service sends none."""
 import collections
 import contextlib
+
+from pymongo.errors import OperationFailure
 
 from inventory.embedded.lock import LOCK
 from inventory.embedded.matching import matcher
@@ -95,8 +99,9 @@ class Counting:
         a facet): one pass for every facet. The pass reads and counts in
         slices that let others in (`_counts`); shaping the answer does not
         hold the lock. Any other pipeline, or a grouped value that is an
-        object or an array of them (mongomock's rules decide those), goes
-        to mongomock, inside the lock."""
+        object or an array of them, or a dotted path through an array
+        (mongomock's rules decide those), goes to mongomock, inside the
+        lock; one that writes ($out, $merge) is refused (OperationFailure)."""
         shape = None if kwargs else count_by_fields(pipeline)
         if shape is not None:
             query, paths, count_name = shape
@@ -111,6 +116,10 @@ class Counting:
             if all(counts is not None for counts in found):
                 return [{name: _count_rows(counts, paths, count_name)
                          for (name, (_, paths, count_name)), counts in zip(facets.items(), found)}]
+        if isinstance(pipeline, list) and any(
+                isinstance(stage, dict) and stage.keys() & {"$out", "$merge"} for stage in pipeline):
+            # it would write another collection behind that one's indexes
+            raise OperationFailure("$out and $merge are not supported by the embedded store")
         with LOCK:
             return list(self._collection.aggregate(pipeline, **kwargs))
 
@@ -146,7 +155,10 @@ def _rows(documents, paths):
     """A Counter of `documents` by their values of `paths`, or None when a
     value is an object or an array of them. Arrays are rare: the values are
     counted as read, and wrapped (_Array) only when that fails on one."""
-    columns = [_column(documents, first, rest) for _, (first, *rest) in paths]
+    try:
+        columns = [_column(documents, first, rest) for _, (first, *rest) in paths]
+    except _Unanswered:
+        return None
     try:
         return collections.Counter(zip(*columns))  # a slice's own: nothing half-counted
     except TypeError:
@@ -163,10 +175,23 @@ def _column(documents, first, rest):
     """The values of path `first.rest...` of `documents` (_ABSENT where
     none): a dotted path goes through objects only."""
     values = [document.get(first, _ABSENT) for document in documents]
-    for part in rest:
-        try:  # the usual case, an object in every document, read at once
-            values = [value.get(part, _ABSENT) for value in values]
-        except AttributeError:
-            values = [value.get(part, _ABSENT) if isinstance(value, dict) else
-                      [] if isinstance(value, list) else _ABSENT for value in values]
+    for part in rest:  # a plain dict read at once; anything else by `_through`
+        values = [value.get(part, _ABSENT) if value.__class__ is dict else _through(value, part)
+                  for value in values]
     return values
+
+
+class _Unanswered(Exception):
+    """A value these counts do not group as MongoDB does: mongomock's rules decide."""
+
+
+def _through(value, part):
+    """`part` of a value that is not a plain dict: of an object (a dict
+    subclass); of none where the value is not one. Through an array, the
+    path reads each element's (`[{b: 1}, {b: 2}]` groups as [1, 2]): left
+    to mongomock."""
+    if isinstance(value, dict):
+        return value.get(part, _ABSENT)
+    if isinstance(value, list):
+        raise _Unanswered
+    return _ABSENT

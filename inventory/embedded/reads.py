@@ -19,7 +19,9 @@ class Reads:
     def estimated_document_count(self, **kwargs):
         """How many documents: the dict's size (mongomock counts by matching
         each). An estimate, as MongoDB's is: documents past their TTL count
-        until something removes them (there, the monitor's next pass). Not
+        until something removes them (there, the monitor's pass each minute;
+        here, the next read or write of this collection, however late: the
+        envelope `/healthz` shows may count scans expired since). Not
         expiring here keeps the start's envelope look from building the
         expiry heap over every scan, about a second at the envelope, before
         the service answers."""

@@ -117,6 +117,46 @@ def test_counts_by_fields_leave_objects_and_other_pipelines_to_mongomock():
         assert locked.aggregate(pipeline) == list(plain.aggregate(pipeline)), pipeline
 
 
+def test_a_dotted_path_reads_through_objects_only_and_arrays_go_to_mongomock():
+    """A dotted path reads through a dict and a dict subclass (SON); a value
+    with a `get` of its own that is not an object (a DBRef with a `get`
+    field) holds no such path; through an array, mongomock's rules decide
+    (it reads each element's)."""
+    from bson import DBRef
+    from bson.son import SON
+    plain = mongomock_ng.MongoClient().db.things
+    locked = LockedCollection(plain)
+    locked.insert_one({"_id": "d", "a": {"b": "x"}})
+    locked.insert_one({"_id": "s", "a": SON([("b", "y")])})
+    locked.insert_one({"_id": "r", "a": DBRef("c", 1, get=5)})
+    locked.insert_one({"_id": "t", "a": "text"})
+    pipeline = [{"$match": {}}, {"$group": {"_id": {"k": "$a.b"}, "n": {"$sum": 1}}}]
+    assert _canonical_n(locked.aggregate(pipeline)) == _canonical_n(
+        [{"_id": {}, "n": 2}, {"_id": {"k": "x"}, "n": 1}, {"_id": {"k": "y"}, "n": 1}])
+    locked.insert_one({"_id": "u", "a": [{"b": 1}, {"b": 2}]})
+    assert _canonical_n(locked.aggregate(pipeline)) == \
+        _canonical_n(plain.aggregate(pipeline))
+    assert {"_id": {"k": [1, 2]}, "n": 1} in locked.aggregate(pipeline)
+
+
+def _canonical_n(rows):
+    return sorted(json.dumps(row, sort_keys=True) for row in rows)
+
+
+def test_a_pipeline_that_writes_a_collection_is_refused():
+    """$out and $merge would change another collection's documents behind
+    its kept indexes: refused, nothing written."""
+    from pymongo.errors import OperationFailure
+    client = mongomock_ng.MongoClient()
+    source, target = LockedCollection(client.db.source), LockedCollection(client.db.target)
+    source.insert_one({"_id": "a"})
+    target.insert_one({"_id": "b"})
+    for stage in ({"$out": "target"}, {"$merge": {"into": "target"}}):
+        with pytest.raises(OperationFailure, match="not supported by the embedded store"):
+            source.aggregate([{"$match": {}}, stage])
+    assert [d["_id"] for d in target.find({})] == ["b"]
+
+
 # -- the pass in slices ----------------------------------------------------
 
 SUMMARY = [{"$match": {"group": {"$ne": 99}}},
