@@ -85,15 +85,17 @@ def measure(n, rounds, idle_seconds=IDLE_SECONDS):
         def once():
             if before is not None:
                 before()  # untimed
-            started = time.perf_counter()
-            answer = gevent.spawn(call).get()
-            return (time.perf_counter() - started) * 1000, answer
+            started, cpu = time.perf_counter(), time.thread_time()
+            answer = gevent.spawn(call).get()  # (a greenlet: the same thread's CPU)
+            return ((time.perf_counter() - started) * 1000, answer,
+                    (time.thread_time() - cpu) * 1000)
         once()  # warm up
         began = time.monotonic()
         runs = [once() for _ in range(rounds)]
         gevent.sleep(0.05)
         hold, _ = probe.worst(began, time.monotonic())
-        found[name] = (statistics.median(ms for ms, _ in runs), hold, what(runs[-1][1]))
+        found[name] = (statistics.median(ms for ms, _, _ in runs), hold, what(runs[-1][1]),
+                       statistics.median(cpu for _, _, cpu in runs))
 
     def get(path):
         def call():
@@ -183,9 +185,9 @@ def main():
     for n in sizes:
         results[n], seeded, idle[n] = measure(n, args.rounds, args.idle)
         print(f"N = {n:,}: seeded in {seeded:.1f} s", file=sys.stderr, flush=True)
-        for name, (ms, hold, what) in results[n].items():
-            print(f"  {name:<46}{ms:>9.1f} ms  hold {hold:5.1f} ms  {what}", file=sys.stderr,
-                  flush=True)
+        for name, (ms, hold, what, cpu) in results[n].items():
+            print(f"  {name:<46}{ms:>9.1f} ms  CPU {cpu:7.1f} ms  hold {hold:5.1f} ms  {what}",
+                  file=sys.stderr, flush=True)
     largest = sizes[-1]
     lines = [(f"# python -m bench.rollouts --sizes {args.sizes} --rounds {args.rounds} "
               f"--idle {args.idle:g}  "
@@ -193,17 +195,22 @@ def main():
               f"{len(os.sched_getaffinity(0))}; load average {os.getloadavg()[0]:.1f}, the "
               f"machine shared with other jobs; {revision()})"),
              "In process under gevent, embedded store; median ms; x = ms over the summary's "
-             "at the same N; hold = the longest CPU stretch of the loop (ms) at the largest N.",
+             "at the same N; CPU = the median CPU ms at the largest N (what a loaded machine's "
+             "other jobs do not add to), cx its ratio to the summary's; hold = the longest CPU "
+             "stretch of the loop (ms) at the largest N.",
              f"{'':<46}" + "".join(f"{f'N={n:,}':>11}" for n in sizes)
-             + "".join(f"{f'x {n:,}':>9}" for n in sizes) + f"{'hold':>7}   at the largest N"]
+             + "".join(f"{f'x {n:,}':>9}" for n in sizes)
+             + f"{'CPU':>9}{'cx':>6}{'hold':>7}   at the largest N"]
     for name in results[sizes[0]]:
         cells = [results[n][name][0] for n in sizes]
         ratios = [results[n][name][0] / results[n][BASELINE][0] for n in sizes]
         lines.append(f"{name:<46}" + "".join(f"{ms:>11.1f}" for ms in cells)
                      + "".join(f"{ratio:>9.2f}" for ratio in ratios)
+                     + f"{results[largest][name][3]:>9.1f}"
+                     + f"{results[largest][name][3] / results[largest][BASELINE][3]:>6.2f}"
                      + f"{results[largest][name][1]:>7.1f}   {results[largest][name][2]}")
     # the rollouts' own work (the summary's hold is the baseline's, said in its row)
-    worst = max(hold for name, (_, hold, _) in results[largest].items() if name != BASELINE)
+    worst = max(hold for name, (_, hold, _, _) in results[largest].items() if name != BASELINE)
     for n in sizes:
         cpu, passes, made, hold = idle[n]
         lines.append(f"the advancer, the fleet idle at N = {n:,}: {cpu:.1f} ms CPU a second "
@@ -211,8 +218,10 @@ def main():
                      f"hold {hold:.1f} ms")
     worst = max(worst, idle[largest][3])
     read = results[largest][COUNTED][0] / results[largest][BASELINE][0]
+    read_cpu = results[largest][COUNTED][3] / results[largest][BASELINE][3]
     verdict = "within" if worst <= PROMISE_MS else "OVER"
-    lines.append(f"at N = {largest:,}: reading the rollout (counted) {read:.2f}x the summary; longest "
+    lines.append(f"at N = {largest:,}: reading the rollout (counted) {read:.2f}x the summary "
+                 f"({read_cpu:.2f}x in CPU); longest "
                  f"hold of the rollouts' work {worst:.1f} ms ({verdict} the {PROMISE_MS} ms "
                  "promise)")
     report("rollouts", "\n".join(lines) + "\n", args.append)
