@@ -152,8 +152,9 @@ class Counting:
 
 
 def _rows(documents, paths):
-    """A Counter of `documents` by their values of `paths`, or None when a
-    value is an object or an array of them. Arrays are rare: the values are
+    """A Counter of `documents` by their values of `paths`, or None where
+    mongomock's rules decide (a value that is an object or an array of
+    them, a dotted path through an array). Arrays are rare: the values are
     counted as read, and wrapped (_Array) only when that fails on one."""
     try:
         columns = [_column(documents, first, rest) for _, (first, *rest) in paths]
@@ -186,10 +187,10 @@ class _Unanswered(Exception):
 
 
 def _through(value, part):
-    """`part` of a value that is not a plain dict: of an object (a dict
-    subclass); of none where the value is not one. Through an array, the
-    path reads each element's (`[{b: 1}, {b: 2}]` groups as [1, 2]): left
-    to mongomock."""
+    """`part` of a value that is not a plain dict: a dict subclass's, or
+    none (_ABSENT) for a value that is no object. Through an array MongoDB
+    reads each element's (`[{b: 1}, {b: 2}]` groups as [1, 2]): left to
+    mongomock."""
     if isinstance(value, dict):
         return value.get(part, _ABSENT)
     if isinstance(value, list):

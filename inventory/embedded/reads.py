@@ -54,7 +54,7 @@ class Reads:
         try:
             self._expire()
             # the kept key order's copy where it is built: listing mongomock's
-            # ordered dict walks a linked list through the whole heap, 25-50 ms
+            # ordered dict walks a linked list through the whole heap, 25-32 ms
             # at 100,000 clusters in one stretch, before the first slice
             keys = list(self._documents()) if self._keys is None else self._keys.copy()
             slice_ends, size = time.perf_counter() + lock.SLICE_SECONDS, lock.SLICE_DOCUMENTS
