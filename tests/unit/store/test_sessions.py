@@ -25,8 +25,9 @@ def sessions(store):
     return Untimed(store.db)
 
 
-def _now():  # naive UTC, as stored
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+def _now():  # naive UTC, to the millisecond, as stored (BSON's precision: MongoDB keeps no more)
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
 def _digest(session_id):
