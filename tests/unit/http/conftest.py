@@ -1,6 +1,8 @@
-"""Fixtures of the HTTP layer's tests that reach its private parts, each
-saying why (tests/unit/test_private_reach.py holds them to it)."""
+"""Fixtures of the HTTP layer's tests; those that reach its private parts
+each say why (tests/unit/test_private_reach.py holds them to it)."""
 import pytest
+
+from inventory.http.gate import Passage
 
 
 @pytest.fixture
@@ -43,3 +45,19 @@ def response_schemas():
                             found[(method, rule.rule, status)] = answer["schema"]
         return found
     return of
+
+
+@pytest.fixture
+def passage(app):
+    """`passage(path, method=, headers=)`: the gate's Passage of a request,
+    in its request context (popped at the end)."""
+    contexts = []
+
+    def make(path="/organizations", method="GET", headers=None):
+        context = app.test_request_context(path, method=method, headers=headers or {})
+        context.push()
+        contexts.append(context)
+        return Passage(context.request)
+    yield make
+    for context in reversed(contexts):
+        context.pop()

@@ -38,22 +38,6 @@ def token(client):
     return make
 
 
-@pytest.fixture
-def passage(app):
-    """`passage(path, method=, headers=)`: the gate's Passage of a request,
-    in its request context (popped at the end)."""
-    contexts = []
-
-    def make(path="/organizations", method="GET", headers=None):
-        context = app.test_request_context(path, method=method, headers=headers or {})
-        context.push()
-        contexts.append(context)
-        return Passage(context.request)
-    yield make
-    for context in reversed(contexts):
-        context.pop()
-
-
 def bearer(secret):
     return {"Authorization": f"Bearer {secret}"}
 

@@ -13,7 +13,6 @@ import pytest
 from flask import Response, g
 from prometheus_client import REGISTRY
 
-from inventory.http.gate import Passage
 from inventory.http.observability import (
     JsonFormatter,
     access_line,
@@ -21,22 +20,6 @@ from inventory.http.observability import (
     instance_uri,
     start_request,
 )
-
-
-@pytest.fixture
-def passage(app):
-    """`passage(path, method=, headers=)`: the gate's Passage of a request,
-    in its request context (popped at the end)."""
-    contexts = []
-
-    def make(path="/organizations", method="GET", headers=None):
-        context = app.test_request_context(path, method=method, headers=headers or {})
-        context.push()
-        contexts.append(context)
-        return Passage(context.request)
-    yield make
-    for context in reversed(contexts):
-        context.pop()
 
 
 @pytest.mark.parametrize("incoming", ["lb-1234.abc", "a:b~c_d", "x" * 128])
