@@ -8,23 +8,10 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from tests.conftest import assert_problem, client_with
+from tests.support.clocks import Clock
 
-T0 = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
 CLEAN = {"agent": {"name": "inventory-agent", "version": "1.0.0"},
          "deprecated_api_requests": [], "findings": []}
-
-
-class Clock:
-    """The rollouts' clock, moved by the test."""
-
-    def __init__(self, now=T0):
-        self.now = now
-
-    def __call__(self):
-        return self.now
-
-    def advance(self, **delta):
-        self.now += timedelta(**delta)
 
 
 @pytest.fixture

@@ -7,29 +7,14 @@ approved (NotNow if not held, InvalidField if no such stage); a stage's
 change of state is the rollout's `rollout.updated` event, once; `look_due`
 looks at the rollouts a change or a soak's end made due, each once; a
 change of stages is counted at once; the ETag carries the counts."""
-from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from inventory.core.errors import InvalidField, NotFound, NotNow, StaleRevision
 from inventory.resources.rollouts.store import LOOK_SECONDS
 from inventory.store.pages import PageRequest
+from tests.support.clocks import Clock
 from tests.support.stores import PLATFORM
-
-T0 = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
-
-
-class Clock:
-    """The rollouts' clock (their store's `clock`), moved by the test."""
-
-    def __init__(self, now=T0):
-        self.now = now
-
-    def __call__(self):
-        return self.now
-
-    def advance(self, **delta):
-        self.now += timedelta(**delta)
 
 
 @pytest.fixture
