@@ -51,7 +51,9 @@ def seed(store, n):
                                  "environment": ("production", "staging", "dev")[i % 3],
                                  "version": version, "_version_key": version_key(version),
                                  "labels": {"team": f"team-{i % 10}"}, "_rev": new_revision(),
-                                 **store.clusters.distribution_fields(docs["platforms"][-1])})
+                                 **store.clusters.distribution_fields(docs["platforms"][-1]),
+                                 # its readiness (and what is kept of it) for its own version
+                                 **store.clusters.observed_fields(version, {})})
     first = docs["clusters"][0]
     for i in range(n):
         scan_id, scanned_on = new_id("k8scs"), 1_700_000_000 + i * 3600

@@ -72,6 +72,21 @@ def cluster_state(minor, readiness_status, target):
     return "behind"
 
 
+def standing(minor, readiness_status):
+    """What a cluster's state toward any target is made of, as one string:
+    its minor (`1.31`, empty when unknown) and its readiness' status,
+    `1.31 passing`. The clusters' store keeps it with each cluster, and a
+    rollout's count groups the fleet by it: one field read where three
+    would be (a count's cost is the fields it reads)."""
+    return f"{minor or ''} {readiness_status}"
+
+
+def standing_state(text, target):
+    """cluster_state of a cluster whose `standing` is `text`."""
+    minor, _, readiness_status = text.partition(" ")
+    return cluster_state(minor_key(minor or None), readiness_status, target)
+
+
 def parse_time(text):
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 

@@ -9,6 +9,10 @@ ID = IdForm("k8scl")
 # Kept beside `observed.version`, as VERSION_KEY_FIELD beside `version`: it
 # compares as a version.
 OBSERVED_VERSION_KEY_FIELD = "_observed_version_key"
+# Kept beside `observed` and `readiness`: the minor a rollout reads (the
+# observed one, else the recorded one) and the readiness' status as one
+# string (inventory/core/rollouts.py `standing`), written with them
+ROLLOUT_STANDING_FIELD = "_rollout_standing"
 
 SPEC = ResourceSpec(
     name="clusters", kind="cluster", path="kubeclusters",

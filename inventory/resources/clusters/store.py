@@ -29,9 +29,14 @@ from inventory.core.lifecycle import (
     minor_of,
     today,
 )
+from inventory.core.rollouts import standing
 from inventory.core.turns import Turns
 from inventory.core.versions import version_key, version_parts
-from inventory.resources.clusters.spec import OBSERVED_VERSION_KEY_FIELD, SPEC
+from inventory.resources.clusters.spec import (
+    OBSERVED_VERSION_KEY_FIELD,
+    ROLLOUT_STANDING_FIELD,
+    SPEC,
+)
 from inventory.resources.clusters.support import SUPPORT_FILTERS, clusters_where
 from inventory.store.base import ResourceStore
 from inventory.store.changes import changes_between
@@ -70,7 +75,8 @@ class ClusterStore(ResourceStore):
     # an update's event lists the version, and of readiness its status
     computed_fields = ("support", "readiness.target", "readiness.checks")
     computed_filters = SUPPORT_FILTERS
-    backfilled = ("distribution", "readiness", "support dates")  # add_missing_fields
+    backfilled = ("distribution", "readiness", "support dates",  # add_missing_fields
+                  "rollout standing")
     key_field = "name"
     scope_field = "organization"
     immutable_fields = ("name", "platform")
@@ -230,7 +236,7 @@ class ClusterStore(ResourceStore):
         provider, those written before readiness theirs, and those written
         before their support dates were kept (or with other lifecycle data)
         their dates; how many."""
-        done = self.add_missing_readiness()
+        done = self.add_missing_readiness() + self.add_missing_standing()
         for doc in self.collection.find({DISTRIBUTION_FIELD: {"$exists": False}},
                                         {"_id": 1, "platform": 1}):
             platform = self.platforms.collection.find_one({"_id": doc["platform"]})
@@ -285,6 +291,7 @@ class ClusterStore(ResourceStore):
         return {OBSERVATIONS_FIELD: orjson.dumps(observations).decode(), "observed": observed,
                 OBSERVED_VERSION_KEY_FIELD: observed and version_key(observed["version"]),
                 "readiness": {"target": assessed["target"], "status": assessed["status"]},
+                ROLLOUT_STANDING_FIELD: _standing_of(version, observed, assessed["status"]),
                 CHECKS_FIELD: orjson.dumps(assessed["checks"]).decode(),
                 BLOCKERS_FIELD: orjson.dumps(readiness.blocker_keys(assessed)).decode()}
 
@@ -311,6 +318,25 @@ class ClusterStore(ResourceStore):
             done += self.collection.update_one(
                 {"_id": doc["_id"], "readiness": {"$exists": False}},
                 {"$set": self.observed_fields(doc["version"], {})}).modified_count
+        return done
+
+    def add_missing_standing(self):
+        """Store the rollout standing of clusters written before it existed,
+        or since by a process of the release before it (one still serving
+        after the release step writes a scan's readiness and leaves the
+        standing as it was): run by `create-indexes`, after
+        add_missing_readiness; how many. Each is written only as it was
+        read (its revision): one changed meanwhile has it from that change."""
+        done = 0
+        for doc in self.collection.find({"readiness": {"$exists": True}}, {
+                "_id": 1, "version": 1, "observed": 1, "readiness": 1, REVISION: 1,
+                ROLLOUT_STANDING_FIELD: 1}):
+            found = _standing_of(doc["version"], doc.get("observed"),
+                                 doc["readiness"].get("status"))
+            if doc.get(ROLLOUT_STANDING_FIELD) != found:
+                done += self.collection.update_one(
+                    {"_id": doc["_id"], REVISION: doc.get(REVISION)},
+                    {"$set": {ROLLOUT_STANDING_FIELD: found}}).modified_count
         return done
 
     def update(self, key, changes, principal, scope=None, revisions=None):
@@ -541,3 +567,9 @@ _GROUP_ORDERS = {
     "readiness.status": lambda value: (0, readiness.STATUSES.index(value)) if value in
     readiness.STATUSES else (1, _text_order(value)),
 }
+
+
+def _standing_of(version, observed, readiness_status):
+    """ROLLOUT_STANDING_FIELD of a cluster at `version` that observed
+    `observed` (its `observed` object, or None)."""
+    return standing((observed or {}).get("minor") or minor_of(version), readiness_status)

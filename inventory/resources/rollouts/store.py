@@ -16,7 +16,7 @@ from inventory.core.errors import Contended, InvalidField, NotFound, NotNow
 from inventory.core.ids import rfc3339
 from inventory.core.lifecycle import DISTRIBUTION_FIELD, VERSION_KEY_FIELD, minor_of
 from inventory.core.turns import Turns
-from inventory.resources.clusters.spec import OBSERVED_VERSION_KEY_FIELD
+from inventory.resources.clusters.spec import OBSERVED_VERSION_KEY_FIELD, ROLLOUT_STANDING_FIELD
 from inventory.resources.clusters.store import CHECKS_FIELD
 from inventory.resources.rollouts.spec import SPEC
 from inventory.store.base import ResourceStore
@@ -55,10 +55,15 @@ _SILENT_PATHS = ("last_scanned_on",)
 _FEW_VALUED = ("environment", "labels.", VERSION_KEY_FIELD, DISTRIBUTION_FIELD,
                OBSERVED_VERSION_KEY_FIELD, "observed.minor", "readiness.status",
                "readiness.target")
-# a state's three stored fields: the version key, the observed version's key
+# What a count groups the clusters by for their state: their stored
+# standing, one field (a count of five stages reads three fields, as a
+# summary of three does: bench/rollouts.txt); or, where clusters written
+# before it existed have none (until `create-indexes` stores theirs), the
+# three it is made of: the version key, the observed version's key
 # (top-level: read at half the cost of `observed.minor`), the readiness' status
-_ROW = {"v": f"${VERSION_KEY_FIELD}", "o": f"${OBSERVED_VERSION_KEY_FIELD}",
-        "r": "$readiness.status"}
+_STANDING = {"s": f"${ROLLOUT_STANDING_FIELD}"}
+_PARTS = {"v": f"${VERSION_KEY_FIELD}", "o": f"${OBSERVED_VERSION_KEY_FIELD}",
+          "r": "$readiness.status"}
 _READ_SLICE = 200  # clusters read at once by a list of a rollout's clusters
 _NOT_IMPLEMENTED = 238  # the server's code for a stage it lacks
 _ZERO = {"clusters": 0, **dict.fromkeys(rules.CLUSTER_STATES, 0)}
@@ -114,18 +119,26 @@ class RolloutStore(ResourceStore):
 
         One aggregation, a summary's where the filters read only fields
         that few values are shared by (environment, labels, versions,
-        readiness: _grouped_count); else each stage a facet of one pass."""
+        readiness: _grouped_count); else each stage a facet of one pass.
+        Both count by the clusters' standing; where some have none stored
+        yet, they count again by the fields it is made of."""
         self.counts_made += 1
         queries = self.stage_queries(doc["stages"]) if queries is None else queries
-        grouped = self._grouped_count(doc, queries)
+        try:
+            return self._count_by(doc, queries, _STANDING)
+        except _NoStanding:
+            return self._count_by(doc, queries, _PARTS)
+
+    def _count_by(self, doc, queries, row):
+        grouped = self._grouped_count(doc, queries, row)
         if grouped is not None:
             return grouped
-        return self._faceted_count(doc, queries)
+        return self._faceted_count(doc, queries, row)
 
-    def _grouped_count(self, doc, queries):
+    def _grouped_count(self, doc, queries, row):
         """count's answer from one aggregation as a summary's: the
         rollout's clusters grouped by the paths the stages' filters read
-        and the three a state is made of (a few hundred rows at most where
+        and those of `row`, a state's (a few hundred rows at most where
         those are few-valued), each row then given to the first stage whose
         filter it matches (RowTest: as MongoDB matches the clusters it
         stands for). None where a filter reads another path or compares
@@ -137,7 +150,7 @@ class RolloutStore(ResourceStore):
         if not all(path.startswith(_FEW_VALUED) for path in read):
             return None
         names = {path: f"f{index}" for index, path in enumerate(read)}
-        for name, path in _ROW.items():
+        for name, path in row.items():
             names.setdefault(path[1:], name)
         rows = self.clusters.collection.aggregate([
             {"$match": self._scope_of(doc)},
@@ -146,8 +159,8 @@ class RolloutStore(ResourceStore):
         target = rules.parse_target(doc["target"])
         counted = {stage["name"]: dict(_ZERO) for stage in doc["stages"]}
         unstaged = 0
-        for row in rows:
-            key = row["_id"]
+        for found in rows:
+            key = found["_id"]
             values = {path: key[name] for path, name in names.items() if name in key}
             if any(value is not None and value.__class__ is not str
                    for value in values.values()):
@@ -155,21 +168,21 @@ class RolloutStore(ResourceStore):
             for stage, test in zip(doc["stages"], tests):
                 if test is None or test(values):
                     counts = counted[stage["name"]]
-                    minor = _minor_of(values.get(_ROW["o"][1:]), values.get(_ROW["v"][1:]))
-                    counts[rules.cluster_state(minor, values.get(_ROW["r"][1:]), target)] \
-                        += row["n"]
-                    counts["clusters"] += row["n"]
+                    state = _state_of({name: values.get(path[1:]) for name, path in row.items()},
+                                      row, target)
+                    counts[state] += found["n"]
+                    counts["clusters"] += found["n"]
                     break
             else:
-                unstaged += row["n"]
+                unstaged += found["n"]
         return counted, unstaged
 
-    def _faceted_count(self, doc, queries):
+    def _faceted_count(self, doc, queries, row):
         """count's answer from one aggregation of one pass: each stage's
-        clusters a facet counted by the three stored fields a state is made
-        of. A stage's facet checks its own filter first, and the earlier
+        clusters a facet counted by the stored fields of `row`, a state's.
+        A stage's facet checks its own filter first, and the earlier
         stages' only for the clusters that match it."""
-        group = {"$group": {"_id": _ROW, "n": {"$sum": 1}}}
+        group = {"$group": {"_id": row, "n": {"$sum": 1}}}
         facets = {f"s{index}": [{"$match": self._members_query(queries, index)}, group]
                   for index in range(len(queries))}
         # every cluster it may see, counted with no filter to check: the
@@ -181,15 +194,12 @@ class RolloutStore(ResourceStore):
         counted = {}
         for index, stage in enumerate(doc["stages"]):
             counts = dict(_ZERO)
-            for row in rows[f"s{index}"]:
-                key = row["_id"]
-                state = rules.cluster_state(_minor_of(key.get("o"), key.get("v")),
-                                            key.get("r"), target)
-                counts[state] += row["n"]
-                counts["clusters"] += row["n"]
+            for found in rows[f"s{index}"]:
+                counts[_state_of(found["_id"], row, target)] += found["n"]
+                counts["clusters"] += found["n"]
             counted[stage["name"]] = counts
         staged = sum(counts["clusters"] for counts in counted.values())
-        return counted, sum(row["n"] for row in rows["all"]) - staged
+        return counted, sum(found["n"] for found in rows["all"]) - staged
 
     def _faceted(self, query, facets):
         """{facet: its rows} of the clusters matching `query`: one `$facet`
@@ -523,6 +533,22 @@ def _member(cluster, stage, target):
                                              "summary": check["summary"]}
                                             for check in checks
                                             if check["status"] != "passing"]}})
+
+
+class _NoStanding(Exception):
+    """Clusters written before their standing was stored were counted."""
+
+
+def _state_of(key, row, target):
+    """The state of the clusters of a counted row: `key` holds the row's
+    values by the names of `row` (_STANDING or _PARTS; a missing value is
+    null)."""
+    if row is _STANDING:
+        text = key.get("s")
+        if text is None:
+            raise _NoStanding
+        return rules.standing_state(text, target)
+    return rules.cluster_state(_minor_of(key.get("o"), key.get("v")), key.get("r"), target)
 
 
 def _minor_of(observed, version_key):

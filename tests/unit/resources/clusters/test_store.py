@@ -12,9 +12,12 @@ import pytest
 from inventory.core.errors import InvalidRecord, InvalidReference, NotFound, StaleRevision
 from inventory.core.filtering import parse
 from inventory.core.labels import MAX_LABELS
-from inventory.core.lifecycle import DISTRIBUTION_FIELD, SUPPORT_DATE_FIELDS
+from inventory.core.lifecycle import DISTRIBUTION_FIELD, SUPPORT_DATE_FIELDS, minor_of
+from inventory.core.rollouts import standing
+from inventory.resources.clusters.spec import ROLLOUT_STANDING_FIELD
 from inventory.resources.clusters.store import ClusterStore, Recorded
 from inventory.store.pages import PageRequest
+from inventory.store.records import REVISION
 from tests.support.stores import PLATFORM
 
 
@@ -166,14 +169,77 @@ def test_a_scan_of_a_cluster_gone_is_not_recorded(store, org):
 def test_clusters_written_before_a_field_existed_get_it(store, org):
     made = _cluster(store)
     store.clusters.collection.update_one({"_id": "c1"}, {"$unset": {
-        "readiness": "", DISTRIBUTION_FIELD: "", **dict.fromkeys(SUPPORT_DATE_FIELDS.values(),
-                                                                 "")}})
+        "readiness": "", DISTRIBUTION_FIELD: "", ROLLOUT_STANDING_FIELD: "",
+        **dict.fromkeys(SUPPORT_DATE_FIELDS.values(), "")}})
     assert store.clusters.add_missing_fields() >= 3
     doc = store.clusters.find_doc("c1")
     assert doc[DISTRIBUTION_FIELD] == "eks" and doc["readiness"]["target"] == "1.31"
+    assert doc[ROLLOUT_STANDING_FIELD] == "1.30 unknown"
     assert all(field in doc for field in SUPPORT_DATE_FIELDS.values())
     assert store.clusters.get("c1")["support"] == made["support"]
     assert store.clusters.add_missing_fields() == 0  # nothing missing any more
+
+
+def _standing(store, name="c1"):
+    """(the cluster's stored rollout standing, the one its record says)."""
+    record = store.clusters.get(name)
+    minor = (record["observed"] or {}).get("minor") or minor_of(record["version"])
+    return (store.clusters.find_doc(name)[ROLLOUT_STANDING_FIELD],
+            standing(minor, record["readiness"]["status"]))
+
+
+def test_a_clusters_rollout_standing_is_written_with_its_minor_and_readiness(store, org):
+    _cluster(store)
+    assert _standing(store) == ("1.30 unknown",) * 2
+    store.clusters.update("c1", {"version": "1.31.0"}, "t")  # the recorded minor
+    assert _standing(store) == ("1.31 unknown",) * 2
+    store.clusters.record_scan(store.clusters.find_doc("c1"), _scan(1, 100, "v1.29.3"))
+    stored, told = _standing(store)  # the observed minor wins; readiness from the scan
+    assert stored == told and stored.startswith("1.29 ") and stored != "1.29 unknown"
+    # a newer scan of the same values: only which scan observed it moves
+    store.clusters.record_scan(store.clusters.find_doc("c1"), _scan(2, 200, "v1.29.3"))
+    assert _standing(store) == (stored, told)
+    store.clusters.record_scan(store.clusters.find_doc("c1"), _scan(3, 300, "v1.31.2"))
+    assert _standing(store)[0] == _standing(store)[1] and _standing(store)[0].startswith("1.31 ")
+    store.clusters.update("c1", {"version": "1.32.0"}, "t")  # the observed minor still wins
+    assert _standing(store)[0] == _standing(store)[1] and _standing(store)[0].startswith("1.31 ")
+
+
+def test_a_backfilled_standing_is_written_only_as_the_cluster_was_read(store, org, monkeypatch):
+    """A cluster changed between the backfill's read and its write (by a
+    process of the release before, which writes no standing) is left
+    without one: the counts read it by the fields it is made of."""
+    for name in ("c1", "c2"):
+        _cluster(store, name)
+    store.clusters.record_scan(store.clusters.find_doc("c2"), _scan(1, 100, "v1.30.1"))
+    store.clusters.collection.update_many({}, {"$unset": {ROLLOUT_STANDING_FIELD: ""}})
+    collection, find = store.clusters.collection, store.clusters.collection.find
+
+    def read_then_changed(*args, **kwargs):
+        for doc in find(*args, **kwargs):
+            if doc["_id"] == "c1":  # changed meanwhile, as the release before writes
+                collection.update_one({"_id": "c1"}, {"$set": {
+                    "readiness.status": "error", REVISION: "elsewhere"}})
+            yield doc
+    monkeypatch.setattr(collection, "find", read_then_changed)
+    assert store.clusters.add_missing_standing() == 1
+    monkeypatch.undo()
+    assert ROLLOUT_STANDING_FIELD not in store.clusters.find_doc("c1")
+    assert _standing(store, "c2")[0] == _standing(store, "c2")[1]
+    assert store.clusters.add_missing_standing() == 1  # the next pass: as it now is
+    assert _standing(store, "c1") == ("1.30 error",) * 2
+    assert store.clusters.add_missing_standing() == 0
+
+
+def test_a_standing_left_behind_by_the_release_before_is_set_right(store, org):
+    """A process of the release before the standing, still serving after the
+    release step, writes readiness and leaves the standing as it was: the
+    next `create-indexes` sets it right."""
+    _cluster(store)
+    store.clusters.collection.update_one({"_id": "c1"}, {"$set": {
+        "readiness.status": "error", REVISION: "elsewhere"}})
+    assert store.clusters.add_missing_fields() >= 1
+    assert _standing(store) == ("1.30 error",) * 2
 
 
 def test_a_summary_counts_by_minor_largest_first_then_in_version_order(store, org):

@@ -11,6 +11,7 @@ change of stages is counted at once; the ETag carries the counts."""
 import pytest
 
 from inventory.core.errors import InvalidField, NotFound, NotNow, StaleRevision
+from inventory.resources.clusters.spec import ROLLOUT_STANDING_FIELD
 from inventory.resources.rollouts.store import LOOK_SECONDS
 from inventory.store.pages import PageRequest
 from tests.support.clocks import Clock
@@ -91,6 +92,44 @@ def test_clusters_are_counted_by_their_first_matching_stage_and_state(store, fle
     doc = store.rollouts.find_doc("wave")
     counted, unstaged = store.rollouts.count(doc)
     assert (counted["canary"], counted["prod"], unstaged) == (expected_canary, prod, 1)
+
+
+def _counted(store, name="wave"):
+    counted, unstaged = store.rollouts.count(store.rollouts.find_doc(name))
+    return counted, unstaged
+
+
+def test_a_count_reads_each_clusters_stored_standing(store, fleet, clock):
+    """What a cluster's state is counted from: the one field its store keeps
+    (`1.31 passing`), not the three it is made of."""
+    _cluster(store, "a", "1.30.0")
+    _rollout(store, [_stage("all")])
+    assert _counted(store)[0]["all"]["behind"] == 1
+    store.clusters.collection.update_one({"_id": "a"},
+                                         {"$set": {ROLLOUT_STANDING_FIELD: "1.31 passing"}})
+    assert _counted(store)[0]["all"] == {"clusters": 1, "done": 0, "ready": 1, "blocked": 0,
+                                         "behind": 0}
+
+
+@pytest.mark.parametrize("stages", [
+    [{"name": "canary", "filter": 'labels.wave="canary"'}, {"name": "rest", "filter": ""}],
+    # a filter on names: each stage a facet of one pass
+    [{"name": "canary", "filter": 'name="can-*"'}, {"name": "rest", "filter": ""}]])
+def test_clusters_with_no_standing_stored_are_counted_by_what_it_is_made_of(
+        store, fleet, clock, stages):
+    """Clusters written before the standing existed (until `create-indexes`
+    stores theirs) are counted as the others are."""
+    _cluster(store, "can-done", "1.32.0", wave="canary")
+    _cluster(store, "can-ready", "1.31.2", ready=True, wave="canary")
+    _cluster(store, "can-blocked", "1.31.2", wave="canary")
+    _cluster(store, "behind", "1.29.0")
+    _cluster(store, "ready", "1.31.0", ready=True)
+    _rollout(store, [_stage(**stage) for stage in stages])
+    before = _counted(store)
+    assert before[0]["canary"]["clusters"] == 3 and before[0]["rest"]["ready"] == 1
+    store.clusters.collection.update_many({"_id": {"$in": ["can-ready", "behind", "ready"]}},
+                                          {"$unset": {ROLLOUT_STANDING_FIELD: ""}})
+    assert _counted(store) == before
 
 
 def test_a_rollout_counts_only_its_organizations_clusters(store, fleet, clock):
