@@ -23,12 +23,17 @@ rollout toward 1.29 of 5 stages (team-0, dev, staging, production of teams
   last look's counts), a page of its clusters, its blocked ones, the Argo
   CD generator's `parameters.rollout`, and one look of the advancer after
   a cluster changed;
+- the summary and the counted read side by side, round by round: the
+  counted read's CPU over the summary's of the same round (the heap each
+  seeding leaves moves both by up to a third from one run to the next);
 - the advancer's CPU with the fleet idle: --idle seconds with it running,
   beside as long without, its looks and the counts it made;
 
 with each one's ratio to the baseline, and (a probe greenlet waking every
 5 ms: bench/loop_holds.py's) the longest stretch of the loop's CPU any of
-them held. Appends its table to bench/rollouts.txt.
+them held. Each round's answer is made whole (its body's bytes) inside its
+window and read (parsed) after it, and the probe wakes between two rounds.
+Appends its table to bench/rollouts.txt.
 
     .venv/bin/python -m bench.rollouts [--sizes 1000,10000,100000] [--rounds 5] [--idle 30]
 """
@@ -57,6 +62,7 @@ from inventory.resources.clusters.spec import ROLLOUT_STANDING_FIELD  # noqa: E4
 
 BASELINE = "summary by environment, version, support.status"
 COUNTED = "GET /rollouts/wave (a cluster changed: counted)"
+SUMMARY = "/kubeclusters:summary?group_by=environment,version,support.status"
 IDLE_SECONDS = 30.0  # how long the advancer is watched, the fleet idle (--idle)
 STAGES = [{"name": "canary", "filter": 'labels.team="team-0"'},
           {"name": "dev", "filter": 'environment="dev"', "soak": "PT1H"},
@@ -118,7 +124,7 @@ def measure(n, rounds, idle_seconds=IDLE_SECONDS):
             return response
         return call
 
-    timed(BASELINE, get("/kubeclusters:summary?group_by=environment,version,support.status"),
+    timed(BASELINE, get(SUMMARY),
           lambda body: f"{len(body['groups'])} groups, {body['total']:,} clusters")
     changes = iter(range(10 ** 9))
 
@@ -160,9 +166,25 @@ def measure(n, rounds, idle_seconds=IDLE_SECONDS):
         store.rollouts.collection.update_one({"_id": "wave"}, {"$unset": {"_looked": ""}})
     timed("the advancer's look (a cluster changed)", look, lambda looked: f"{looked} looked at",
           before=changed_long_ago)
+    # the two side by side, round by round: a ratio per pair (the heap each
+    # seeding leaves moves both by up to a third from run to run)
+    summary, counted = get(SUMMARY), get("/rollouts/wave")
+    pairs = []
+    for _ in range(rounds):
+        first = cpu_of(summary)
+        changed()
+        pairs.append(cpu_of(counted) / first)
     idle = advancer_idle(app, store, probe, idle_seconds)
     probe.running = False
-    return found, seeded_in, idle
+    return found, seeded_in, idle, sorted(pairs)
+
+
+def cpu_of(call):
+    """The CPU ms of `call()`, in a greenlet of its own (the same thread's)."""
+    gevent.sleep(0.006)
+    began = time.thread_time()
+    gevent.spawn(call).get()
+    return (time.thread_time() - began) * 1000
 
 
 def advancer_idle(app, store, probe, seconds=IDLE_SECONDS):
@@ -196,9 +218,9 @@ def main():
                         help="seconds the advancer is watched with the fleet idle")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
-    results, idle = {}, {}
+    results, idle, paired = {}, {}, {}
     for n in sizes:
-        results[n], seeded, idle[n] = measure(n, args.rounds, args.idle)
+        results[n], seeded, idle[n], paired[n] = measure(n, args.rounds, args.idle)
         print(f"N = {n:,}: seeded in {seeded:.1f} s", file=sys.stderr, flush=True)
         for name, (ms, hold, what, cpu) in results[n].items():
             print(f"  {name:<46}{ms:>9.1f} ms  CPU {cpu:7.1f} ms  hold {hold:5.1f} ms  {what}",
@@ -234,6 +256,10 @@ def main():
     worst = max(worst, idle[largest][3])
     read = results[largest][COUNTED][0] / results[largest][BASELINE][0]
     read_cpu = results[largest][COUNTED][3] / results[largest][BASELINE][3]
+    for n in sizes:
+        lines.append(f"at N = {n:,}, round by round (the summary, a change, the counted "
+                     f"read): its CPU over the summary's {statistics.median(paired[n]):.2f}x, "
+                     f"{paired[n][0]:.2f}-{paired[n][-1]:.2f}x in {len(paired[n])} rounds")
     verdict = "within" if worst <= PROMISE_MS else "OVER"
     lines.append(f"at N = {largest:,}: reading the rollout (counted) {read:.2f}x the summary "
                  f"({read_cpu:.2f}x in CPU); longest "
