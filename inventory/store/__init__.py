@@ -128,10 +128,17 @@ def init_app(app, config, resources):
         # are greenlets, and their first passes, over every record at the
         # envelope, would run inside the start's turns and lengthen it)
         if config.embedded:
-            threading.Thread(target=store.db.warm_in_turns, name="store-warmer",
+            threading.Thread(target=_warm_then_settle, args=(store,), name="store-warmer",
                              daemon=True).start()
         store.events.start_sweeping()
         store.start_finishing_deletes()
         if not config.embedded:
             store.start_sweeping_expired()
     return store
+
+
+def _warm_then_settle(store):
+    """After the start's first answer, in turns: the embedded store's warm
+    passes, then the derived fields its writes left behind."""
+    store.db.warm_in_turns()
+    store.settle_in_turns()

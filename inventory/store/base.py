@@ -69,6 +69,16 @@ class ResourceStore(RecordMapping, OrderKeys, ScopedReads, Inserts, MergePatches
         with such fields says how."""
         return 0
 
+    def settle_in_turns(self):
+        """Set right the stored fields a record derives from others where a
+        write left them behind: those written before the field existed, or
+        by a process of the release before (run by `create-indexes`, and
+        after each start of the embedded store has answered, in turns: at
+        the envelope, a pass that writes every record takes longer than a
+        start may); how many. Reads stay right meanwhile. A resource with
+        such fields says how."""
+        return 0
+
     def expiring(self):
         """(field, seconds): its records are kept for `seconds` after the
         date in `field`, then expired by a TTL index (or the service's sweep

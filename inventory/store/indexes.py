@@ -57,9 +57,17 @@ class Indexes:
         for resource in self.listed():
             resource.add_missing_order_keys()
             resource.add_missing_fields()
+            if not unless_known:  # the release step's (the embedded start's: settle_in_turns)
+                resource.settle_in_turns()
         if unless_known:
             self.db.settings.update_one({"_id": "order-keys"}, {"$set": {
                 "value": declared, "derived": backfilled}}, upsert=True)
+
+    def settle_in_turns(self):
+        """Each resource's derived fields set right where writes left them
+        behind (ResourceStore.settle_in_turns): the embedded store's start
+        runs this after its first answer; how many records."""
+        return sum(resource.settle_in_turns() for resource in self.listed())
 
     def _create_ttl_index(self, collection, field, seconds):
         """A TTL index, or its new age when it exists with another
