@@ -545,7 +545,7 @@ def _state_of(key, row, target):
     null)."""
     if row is _STANDING:
         text = key.get("s")
-        if text is None:
+        if text.__class__ is not str:  # none stored (or not one the store writes)
             raise _NoStanding
         return rules.standing_state(text, target)
     return rules.cluster_state(_minor_of(key.get("o"), key.get("v")), key.get("r"), target)

@@ -231,6 +231,38 @@ def test_a_backfilled_standing_is_written_only_as_the_cluster_was_read(store, or
     assert store.clusters.settle_in_turns() == 0
 
 
+def test_a_backfilled_standing_is_written_though_the_cluster_changed_otherwise(
+        store, org, monkeypatch):
+    """A change of what the standing is not made of (a label, a scan's time)
+    between the pass's read and its write does not keep it from writing."""
+    _cluster(store)
+    store.clusters.collection.update_many({}, {"$unset": {ROLLOUT_STANDING_FIELD: ""}})
+    collection, find = store.clusters.collection, store.clusters.collection.find
+
+    def read_then_relabelled(*args, **kwargs):
+        for doc in find(*args, **kwargs):
+            collection.update_one({"_id": doc["_id"]}, {"$set": {
+                "labels.team": "web", REVISION: "elsewhere"}})
+            yield doc
+    monkeypatch.setattr(collection, "find", read_then_relabelled)
+    assert store.clusters.settle_in_turns() == 1
+    monkeypatch.undo()
+    assert _standing(store) == ("1.30 unknown",) * 2
+
+
+def test_a_standing_left_behind_is_set_right_by_the_next_scan_of_the_same(store, org):
+    """A process of the release before recorded a scan and left the standing
+    as it was: the agent's next scan, of the same values, sets it right."""
+    _cluster(store, version="1.31.2")
+    store.clusters.record_scan(store.clusters.find_doc("c1"), _scan(1, 100, "v1.32.0"))
+    stored, told = _standing(store)
+    assert stored == told and stored.startswith("1.32 ")
+    store.clusters.collection.update_one({"_id": "c1"}, {"$set": {  # as it was before the scan
+        ROLLOUT_STANDING_FIELD: "1.31 passing", REVISION: "elsewhere"}})
+    store.clusters.record_scan(store.clusters.find_doc("c1"), _scan(2, 200, "v1.32.0"))
+    assert _standing(store) == (stored, told)
+
+
 def test_a_standing_left_behind_by_the_release_before_is_set_right(store, org):
     """A process of the release before the standing, still serving after the
     release step, writes readiness and leaves the standing as it was: the

@@ -130,6 +130,9 @@ def test_clusters_with_no_standing_stored_are_counted_by_what_it_is_made_of(
     store.clusters.collection.update_many({"_id": {"$in": ["can-ready", "behind", "ready"]}},
                                           {"$unset": {ROLLOUT_STANDING_FIELD: ""}})
     assert _counted(store) == before
+    # nor one that is not a string (not one the store writes): no failure
+    store.clusters.collection.update_one({"_id": "ready"}, {"$set": {ROLLOUT_STANDING_FIELD: 5}})
+    assert _counted(store) == before
 
 
 def test_a_rollout_counts_only_its_organizations_clusters(store, fleet, clock):
