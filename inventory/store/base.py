@@ -79,6 +79,11 @@ class ResourceStore(RecordMapping, OrderKeys, ScopedReads, Inserts, MergePatches
         such fields says how."""
         return 0
 
+    def others_settled(self):
+        """Records of the stores this one reads had derived fields set right
+        with no event (settle_in_turns): what it keeps worked out of them is
+        to be worked out again. Nothing by default."""
+
     def expiring(self):
         """(field, seconds): its records are kept for `seconds` after the
         date in `field`, then expired by a TTL index (or the service's sweep

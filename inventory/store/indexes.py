@@ -66,8 +66,13 @@ class Indexes:
     def settle_in_turns(self):
         """Each resource's derived fields set right where writes left them
         behind (ResourceStore.settle_in_turns): the embedded store's start
-        runs this after its first answer; how many records."""
-        return sum(resource.settle_in_turns() for resource in self.listed())
+        runs this after its first answer; how many records. Those written
+        with no event: every resource hears of them (others_settled)."""
+        settled = sum(resource.settle_in_turns() for resource in self.listed())
+        if settled:
+            for resource in self.listed():
+                resource.others_settled()
+        return settled
 
     def _create_ttl_index(self, collection, field, seconds):
         """A TTL index, or its new age when it exists with another

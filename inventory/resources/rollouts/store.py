@@ -369,6 +369,14 @@ class RolloutStore(ResourceStore):
                 looked += 1
         return looked
 
+    def others_settled(self):
+        """The clusters' standings were set right with no event (their
+        store's settle_in_turns): every rollout's kept counts are counted
+        again at its next read, and those not complete are looked at now."""
+        self.collection.update_many(LIVE, {"$unset": {f"{COUNTS}.position": ""}})
+        self.collection.update_many({**LIVE, DUE: {"$ne": None}},
+                                    {"$set": {DUE: _naive(self.clock())}})
+
     # -- records ------------------------------------------------------------
 
     def create(self, body, principal, scope=None):

@@ -135,6 +135,26 @@ def test_clusters_with_no_standing_stored_are_counted_by_what_it_is_made_of(
     assert _counted(store) == before
 
 
+def test_standings_set_right_with_no_event_are_counted_at_the_next_read_and_look(
+        store, fleet, clock):
+    """The pass that sets standings right writes no event: the rollouts'
+    kept counts are counted again at the next read all the same, and the
+    advancer looks at once."""
+    _cluster(store, "a", "1.31.0", ready=True)
+    store.clusters.collection.update_one({"_id": "a"}, {"$set": {  # as the release before left it
+        ROLLOUT_STANDING_FIELD: "1.30 unknown"}})
+    for name in ("wave", "later"):
+        assert _rollout(store, [_stage("all")], name=name)["status"]["stages"][0]["behind"] == 1
+    assert store.rollouts.look_due() == 2  # their creations' events
+    clock.advance(seconds=LOOK_SECONDS + 1)
+    assert store.rollouts.look_due() == 0  # nothing changed since
+    assert store.settle_in_turns() == 1
+    assert store.rollouts.get("wave")["status"]["stages"][0]["ready"] == 1  # the read
+    assert store.rollouts.look_due() == 1  # `later`, at once
+    assert _states(store.rollouts.get("later")) == {"all": "open"}
+    assert store.rollouts.get("later")["status"]["stages"][0]["ready"] == 1
+
+
 def test_a_rollout_counts_only_its_organizations_clusters(store, fleet, clock):
     _cluster(store, "mine", "1.32.0")
     other = store.organizations.create({"title": "Other", "description": ""}, "t")
