@@ -57,8 +57,8 @@ class Indexes:
         for resource in self.listed():
             resource.add_missing_order_keys()
             resource.add_missing_fields()
-            if not unless_known:  # the release step's (the embedded start's: settle_in_turns)
-                resource.settle_in_turns()
+        if not unless_known:  # the release step's (the embedded start's comes after it answers)
+            self.settle_in_turns()
         if unless_known:
             self.db.settings.update_one({"_id": "order-keys"}, {"$set": {
                 "value": declared, "derived": backfilled}}, upsert=True)

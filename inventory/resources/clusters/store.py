@@ -325,10 +325,10 @@ class ClusterStore(ResourceStore):
         after the release step writes a scan's readiness and leaves the
         standing as it was); how many. Each is written only while what it is
         made of is as it was read: one changed meanwhile has it from that
-        change, or from the next pass. A
-        count meanwhile counts those with none by the fields it is made of
-        (rollouts' store); a pass with nothing to write reads 100,000
-        clusters in 1.4 s, and writes them in 34 s."""
+        change, or from the next pass. A count meanwhile counts those with
+        none by the fields it is made of (rollouts' store). A pass with
+        nothing to write reads 100,000 clusters in 1.4 s; one that writes
+        them all takes 34 s."""
         projection = dict.fromkeys(("version", "observed", "readiness",
                                     ROLLOUT_STANDING_FIELD), 1)
         turns, done, after = Turns(), 0, None

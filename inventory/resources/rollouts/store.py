@@ -58,8 +58,8 @@ _FEW_VALUED = ("environment", "labels.", VERSION_KEY_FIELD, DISTRIBUTION_FIELD,
 # What a count groups the clusters by for their state: their stored
 # standing, one field (a count of five stages reads three fields, as a
 # summary of three does: bench/rollouts.txt); or, where clusters written
-# before it existed have none (until `create-indexes` stores theirs), the
-# three it is made of: the version key, the observed version's key
+# before it existed have none (until ClusterStore.settle_in_turns stores
+# theirs), the three it is made of: the version key, the observed version's key
 # (top-level: read at half the cost of `observed.minor`), the readiness' status
 _STANDING = {"s": f"${ROLLOUT_STANDING_FIELD}"}
 _PARTS = {"v": f"${VERSION_KEY_FIELD}", "o": f"${OBSERVED_VERSION_KEY_FIELD}",
