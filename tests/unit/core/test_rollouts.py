@@ -86,3 +86,14 @@ def test_the_clusters_list_filter_takes_stage_and_state_only():
     for bad in ('version="1.31"', "state=1", 'state>"a*"'):
         with pytest.raises(BadFilter):
             rules.member_filter(bad)
+
+
+@pytest.mark.parametrize("minor, status, state", [
+    ("1.32", "error", "done"), ("1.33", "unknown", "done"), ("1.31", "warning", "ready"),
+    ("1.31", "passing", "ready"), ("1.31", "unknown", "blocked"), ("1.31", "error", "blocked"),
+    ("1.30", "passing", "behind"), (None, "passing", "behind")])
+def test_a_standing_reads_back_as_the_state_its_minor_and_status_make(minor, status, state):
+    text = rules.standing(minor, status)
+    assert text == f"{minor or ''} {status}"
+    assert rules.standing_state(text, (1, 32)) == state \
+        == rules.cluster_state(rules.minor_key(minor), status, (1, 32))
