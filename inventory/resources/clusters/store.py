@@ -66,7 +66,7 @@ OBSERVED_SCANS_FIELD = "_observed_scans"
 # The settings document saying which day and lifecycle data the clusters'
 # stored support dates are for.
 SUPPORT_DATES = "support-dates"
-REWRITE_SLICE = 500  # clusters read at once by a rewrite of their support dates
+REWRITE_SLICE = 500  # clusters read at once by a pass over them (_each_in_slices)
 
 
 class ClusterStore(ResourceStore):
@@ -163,24 +163,33 @@ class ClusterStore(ResourceStore):
                   if not SUPPORT_DATE_FIELDS.keys().isdisjoint(n for n, _ in ordering.fields)]
         projection = dict.fromkeys(["version", DISTRIBUTION_FIELD, *SUPPORT_DATE_FIELDS.values(),
                                     *parts, *fields], 1)
-        turns, done, after = Turns(), 0, None
-        while True:  # in slices of keys: no read holds the store for the whole pass
+        done = 0
+        for doc in self._each_in_slices(query, projection):
+            dated = LIFECYCLES.support_dates(doc.get(DISTRIBUTION_FIELD, "upstream"),
+                                             doc["version"], day)
+            written = {**dated, **super().order_fields({**doc, **dated}, SUPPORT_DATE_FIELDS)}
+            if any(field not in doc or doc[field] != value for field, value in written.items()):
+                done += self.collection.update_one(
+                    {"_id": doc["_id"], "version": doc["version"]},
+                    {"$set": written}).modified_count
+        return done
+
+    def _each_in_slices(self, query, projection):
+        """Each cluster matching `query` (its `projection`), in key order,
+        read REWRITE_SLICE at a time (no read holds the store for a whole
+        pass: a rewrite's or a backfill's), others let in between two
+        (Turns); read first, then handed out: a cursor of the embedded
+        store (mongomock) works out its results again after each write."""
+        turns, after = Turns(), None
+        while True:
             docs = list(self.collection.find(
                 all_of(query, None if after is None else {"_id": {"$gt": after}}), projection,
                 sort=[("_id", 1)], limit=REWRITE_SLICE))
             for doc in docs:
-                dated = LIFECYCLES.support_dates(doc.get(DISTRIBUTION_FIELD, "upstream"),
-                                                 doc["version"], day)
-                written = {**dated, **super().order_fields({**doc, **dated},
-                                                           SUPPORT_DATE_FIELDS)}
-                if any(field not in doc or doc[field] != value
-                       for field, value in written.items()):
-                    done += self.collection.update_one(
-                        {"_id": doc["_id"], "version": doc["version"]},
-                        {"$set": written}).modified_count
+                yield doc
                 turns.check()
             if len(docs) < REWRITE_SLICE:
-                return done
+                return
             after = docs[-1]["_id"]
 
     def key_filter(self, key):
@@ -331,27 +340,19 @@ class ClusterStore(ResourceStore):
         them all takes 34 s."""
         projection = dict.fromkeys(("version", "observed", "readiness",
                                     ROLLOUT_STANDING_FIELD), 1)
-        turns, done, after = Turns(), 0, None
-        while True:  # in slices of keys, as rewrite_support_dates reads
-            docs = list(self.collection.find(
-                all_of({"readiness": {"$exists": True}},
-                       None if after is None else {"_id": {"$gt": after}}), projection,
-                sort=[("_id", 1)], limit=REWRITE_SLICE))
-            for doc in docs:
-                found = _standing_of(doc["version"], doc.get("observed"),
-                                     doc["readiness"].get("status"))
-                if doc.get(ROLLOUT_STANDING_FIELD) != found:
-                    observed = doc.get("observed")
-                    done += self.collection.update_one(
-                        {"_id": doc["_id"], "version": doc["version"],
-                         "readiness.status": doc["readiness"].get("status"),
-                         **({"observed": None} if observed is None else
-                            {"observed.version": observed.get("version")})},
-                        {"$set": {ROLLOUT_STANDING_FIELD: found}}).modified_count
-                turns.check()
-            if len(docs) < REWRITE_SLICE:
-                return done
-            after = docs[-1]["_id"]
+        done = 0
+        for doc in self._each_in_slices({"readiness": {"$exists": True}}, projection):
+            found = _standing_of(doc["version"], doc.get("observed"),
+                                 doc["readiness"].get("status"))
+            if doc.get(ROLLOUT_STANDING_FIELD) != found:
+                observed = doc.get("observed")
+                done += self.collection.update_one(
+                    {"_id": doc["_id"], "version": doc["version"],
+                     "readiness.status": doc["readiness"].get("status"),
+                     **({"observed": None} if observed is None else
+                        {"observed.version": observed.get("version")})},
+                    {"$set": {ROLLOUT_STANDING_FIELD: found}}).modified_count
+        return done
 
     def update(self, key, changes, principal, scope=None, revisions=None):
         if "version" in changes:
